@@ -40,9 +40,13 @@ type fakeTB struct {
 	msg             string
 }
 
-func (f *fakeTB) Helper()           {}
-func (f *fakeTB) Fatal(args ...any) { f.failed = true; f.msg = strings.TrimSpace(fmtArgs(args)); panic("fatal") }
-func (f *fakeTB) Skip(args ...any)  { f.skipped = true; f.msg = fmtArgs(args); panic("skip") }
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Fatal(args ...any) {
+	f.failed = true
+	f.msg = strings.TrimSpace(fmtArgs(args))
+	panic("fatal")
+}
+func (f *fakeTB) Skip(args ...any) { f.skipped = true; f.msg = fmtArgs(args); panic("skip") }
 
 func fmtArgs(args []any) string {
 	var b strings.Builder
