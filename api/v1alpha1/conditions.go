@@ -46,3 +46,11 @@ const (
 	ReasonPending       = "Pending"
 	ReasonRejected      = "Rejected"
 )
+
+// ReasonInvalidCredentialRef is the ResolvedRefs reason for a credential-injection
+// extension whose Secret or key cannot be read.
+const ReasonInvalidCredentialRef = "InvalidCredentialRef"
+
+// ReasonPendingResolution is the AddressesResolved reason (status Unknown) before the DNS
+// guard has answered for the name.
+const ReasonPendingResolution = "Pending"

@@ -1,0 +1,284 @@
+// Package ir is the small, plain intermediate representation between the translator and
+// the Envoy builders: what one Envoy fleet (one Gateway) must serve, with every name,
+// address and secret already resolved. It holds no Kubernetes or Envoy types so that
+// both sides can be tested with golden files (sigs.k8s.io/yaml, json tags).
+//
+// Invariants the translator guarantees and the builders rely on:
+//   - every slice is sorted in a deterministic order (listeners by port, virtual hosts by
+//     name, clusters and secrets by name; routes are in match-precedence order);
+//   - every cluster a route names exists in Clusters, and every secret a cluster or
+//     listener names exists in Secrets;
+//   - an FQDN cluster's endpoints are only addresses the DNS guard vetted.
+package ir
+
+import "time"
+
+// Gateway is everything one Envoy fleet serves. Name is "<namespace>/<name>", the xDS
+// node.cluster of that fleet.
+type Gateway struct {
+	Name      string     `json:"name"`
+	Listeners []Listener `json:"listeners,omitempty"`
+	Clusters  []Cluster  `json:"clusters,omitempty"`
+	Secrets   []Secret   `json:"secrets,omitempty"`
+}
+
+// Listener is one Envoy listener: every Gateway listener on the same port shares it.
+type Listener struct {
+	// Name is unique within the Gateway, e.g. "http-10080".
+	Name string `json:"name"`
+	// Port is the port Envoy binds (a Gateway port below 1024 is bound at port+10000).
+	Port uint32 `json:"port"`
+	// TLS terminates TLS from clients; nil for plaintext HTTP.
+	TLS *ListenerTLS `json:"tls,omitempty"`
+	// VirtualHosts route by Host header. Their route configuration is named after the listener.
+	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"`
+}
+
+// ListenerTLS is downstream TLS. Envoy picks the certificate by SNI among them.
+type ListenerTLS struct {
+	// CertificateSecrets are names of Secrets (Kind TLSCertificate) served by SDS.
+	CertificateSecrets []string `json:"certificateSecrets"`
+}
+
+// VirtualHost serves a set of Host header values.
+type VirtualHost struct {
+	Name string `json:"name"`
+	// Domains are Host values, possibly with a leading "*." wildcard; "*" matches any.
+	Domains []string `json:"domains"`
+	Routes  []Route  `json:"routes,omitempty"`
+}
+
+// Route is one HTTPRoute rule match with its filters and destination.
+// Exactly one of Redirect, DirectResponse and Backends decides the outcome.
+type Route struct {
+	// Name identifies the route for logs and stats: "<ns>/<route>/rule/<i>/match/<j>".
+	Name  string     `json:"name"`
+	Match RouteMatch `json:"match"`
+
+	RequestHeaders  *HeaderMutation `json:"requestHeaders,omitempty"`
+	ResponseHeaders *HeaderMutation `json:"responseHeaders,omitempty"`
+	Rewrite         *URLRewrite     `json:"rewrite,omitempty"`
+
+	Redirect       *Redirect       `json:"redirect,omitempty"`
+	DirectResponse *DirectResponse `json:"directResponse,omitempty"`
+	// Backends receive the traffic in proportion to their weights.
+	Backends []WeightedCluster `json:"backends,omitempty"`
+	// InvalidWeight is the share of traffic whose backendRef was invalid: it gets HTTP 500
+	// (Gateway API: the matching share of requests fails).
+	InvalidWeight uint32 `json:"invalidWeight,omitempty"`
+}
+
+// PathMatchType is how a request path is matched.
+type PathMatchType string
+
+const (
+	PathExact  PathMatchType = "Exact"
+	PathPrefix PathMatchType = "PathPrefix"
+	PathRegex  PathMatchType = "RegularExpression"
+)
+
+// StringMatchType is how a header or query value is matched.
+type StringMatchType string
+
+const (
+	MatchExact StringMatchType = "Exact"
+	MatchRegex StringMatchType = "RegularExpression"
+)
+
+// RouteMatch is the conjunction of every condition set.
+type RouteMatch struct {
+	PathType PathMatchType `json:"pathType"`
+	// Path is the path, prefix or RE2 regex. A prefix matches whole path segments.
+	Path        string       `json:"path"`
+	Headers     []ValueMatch `json:"headers,omitempty"`
+	QueryParams []ValueMatch `json:"queryParams,omitempty"`
+	// Method is an HTTP method, or empty for any.
+	Method string `json:"method,omitempty"`
+}
+
+// ValueMatch matches one header or query parameter.
+type ValueMatch struct {
+	Name  string          `json:"name"`
+	Type  StringMatchType `json:"type"`
+	Value string          `json:"value"`
+}
+
+// HeaderMutation sets, adds and removes headers.
+type HeaderMutation struct {
+	// Set overwrites the header.
+	Set []Header `json:"set,omitempty"`
+	// Add appends a value, keeping existing ones.
+	Add []Header `json:"add,omitempty"`
+	// Remove deletes headers by name.
+	Remove []string `json:"remove,omitempty"`
+}
+
+// Header is a name and value.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// URLRewrite rewrites the Host header and/or the path before forwarding.
+type URLRewrite struct {
+	Hostname string `json:"hostname,omitempty"`
+	// FullPath replaces the whole path; PrefixPath replaces the matched prefix.
+	FullPath   *string `json:"fullPath,omitempty"`
+	PrefixPath *string `json:"prefixPath,omitempty"`
+}
+
+// Redirect answers with an HTTP redirect.
+type Redirect struct {
+	Scheme     string  `json:"scheme,omitempty"`
+	Hostname   string  `json:"hostname,omitempty"`
+	Port       uint32  `json:"port,omitempty"`
+	FullPath   *string `json:"fullPath,omitempty"`
+	PrefixPath *string `json:"prefixPath,omitempty"`
+	// StatusCode is 301, 302, 303, 307 or 308.
+	StatusCode int `json:"statusCode"`
+}
+
+// DirectResponse answers without an upstream (e.g. 500 when every backendRef is invalid).
+type DirectResponse struct {
+	StatusCode int    `json:"statusCode"`
+	Body       string `json:"body,omitempty"`
+}
+
+// WeightedCluster is one destination of a route and its share of traffic.
+type WeightedCluster struct {
+	Cluster string `json:"cluster"`
+	Weight  uint32 `json:"weight"`
+	// RequestHeaders are the backendRef's own RequestHeaderModifier filter.
+	RequestHeaders *HeaderMutation `json:"requestHeaders,omitempty"`
+}
+
+// Cluster is one (Backend, port) or (Service, port) destination.
+type Cluster struct {
+	// Name is "backend/<ns>/<name>/<port>" or "service/<ns>/<name>/<port>".
+	Name string `json:"name"`
+	// Endpoints are the only addresses Envoy may connect to (served by EDS).
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// Protocol is the application protocol spoken upstream.
+	Protocol UpstreamProtocol `json:"protocol"`
+	// TLS originates TLS; nil sends plaintext.
+	TLS *UpstreamTLS `json:"tls,omitempty"`
+
+	// ConnectTimeout is the TCP connect timeout (default 10s).
+	ConnectTimeout time.Duration `json:"connectTimeout,omitempty"`
+	// IdleTimeout closes idle upstream connections (0: Envoy's default).
+	IdleTimeout time.Duration `json:"idleTimeout,omitempty"`
+
+	CircuitBreaker  *CircuitBreaker   `json:"circuitBreaker,omitempty"`
+	OutlierDetector *OutlierDetection `json:"outlierDetection,omitempty"`
+
+	// RequestHeaders are the Backend's request-header-modifier extension, applied to every
+	// request sent to this cluster, after route filters.
+	RequestHeaders *HeaderMutation `json:"requestHeaders,omitempty"`
+	// Credential is injected into every request sent to this cluster; its value is only
+	// in the named secret, served by SDS.
+	Credential *Credential `json:"credential,omitempty"`
+}
+
+// UpstreamProtocol is the HTTP flavour spoken to a cluster.
+type UpstreamProtocol string
+
+const (
+	// ProtocolHTTP1 is HTTP/1.1.
+	ProtocolHTTP1 UpstreamProtocol = "HTTP1"
+	// ProtocolHTTP2 is HTTP/2: over TLS with ALPN h2, in plaintext with prior knowledge (h2c).
+	ProtocolHTTP2 UpstreamProtocol = "HTTP2"
+	// ProtocolGRPC is gRPC: HTTP/2 as above.
+	ProtocolGRPC UpstreamProtocol = "GRPC"
+	// ProtocolWebSocket is HTTP/1.1 with the websocket upgrade allowed on routes to it.
+	ProtocolWebSocket UpstreamProtocol = "WebSocket"
+	// ProtocolMCP is HTTP/1.1 with streamed responses: no buffering, idle timeout of an hour.
+	ProtocolMCP UpstreamProtocol = "MCP"
+)
+
+// Endpoint is one address Envoy may connect to.
+type Endpoint struct {
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
+}
+
+// UpstreamTLS is TLS originated by Envoy.
+type UpstreamTLS struct {
+	// SNI is sent in the ClientHello; empty sends none.
+	SNI string `json:"sni,omitempty"`
+	// Verification: exactly one of CASecret (a Secret of Kind CACertificate, by SDS),
+	// SystemCA (the trust store file given to the builders) and InsecureSkipVerify.
+	CASecret           string `json:"caSecret,omitempty"`
+	SystemCA           bool   `json:"systemCA,omitempty"`
+	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
+	// SubjectAltNames the server certificate must carry (any one); when empty and SNI is
+	// set, the certificate must carry SNI as a DNS name.
+	SubjectAltNames []SubjectAltName `json:"subjectAltNames,omitempty"`
+	// ClientCertificateSecret is a Secret of Kind TLSCertificate presented for mutual TLS.
+	ClientCertificateSecret string `json:"clientCertificateSecret,omitempty"`
+	// MinVersion and MaxVersion are "1.2" or "1.3"; empty is Envoy's default.
+	MinVersion   string   `json:"minVersion,omitempty"`
+	MaxVersion   string   `json:"maxVersion,omitempty"`
+	CipherSuites []string `json:"cipherSuites,omitempty"`
+	// ALPN protocols offered; empty follows the cluster protocol (h2 for HTTP2/GRPC).
+	ALPN []string `json:"alpn,omitempty"`
+}
+
+// SubjectAltName is a name the server certificate must carry.
+type SubjectAltName struct {
+	// Type is "DNS" (a leading "*." matches one label) or "URI".
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// CircuitBreaker limits concurrent work towards a cluster; zero fields keep Envoy's defaults.
+type CircuitBreaker struct {
+	MaxConnections     uint32 `json:"maxConnections,omitempty"`
+	MaxPendingRequests uint32 `json:"maxPendingRequests,omitempty"`
+	MaxRequests        uint32 `json:"maxRequests,omitempty"`
+}
+
+// OutlierDetection ejects endpoints that keep failing.
+type OutlierDetection struct {
+	// Consecutive5xx responses (or connection failures) that eject an endpoint.
+	Consecutive5xx     uint32        `json:"consecutive5xx"`
+	Interval           time.Duration `json:"interval"`
+	BaseEjectionTime   time.Duration `json:"baseEjectionTime"`
+	MaxEjectionPercent uint32        `json:"maxEjectionPercent"`
+}
+
+// Credential is a header whose value comes from a secret (Kind Generic) by SDS.
+type Credential struct {
+	// Header is the request header to set (default Authorization).
+	Header string `json:"header"`
+	// Secret names the Generic secret holding the full header value (prefix included).
+	Secret string `json:"secret"`
+}
+
+// SecretKind is what a Secret holds.
+type SecretKind string
+
+const (
+	// SecretTLSCertificate is a certificate chain and private key.
+	SecretTLSCertificate SecretKind = "TLSCertificate"
+	// SecretCACertificate is a PEM CA bundle for verifying peers.
+	SecretCACertificate SecretKind = "CACertificate"
+	// SecretGeneric is an opaque value (an injected credential).
+	SecretGeneric SecretKind = "Generic"
+)
+
+// Secret is material served to Envoy only by SDS. Its String method never prints data.
+type Secret struct {
+	// Name is "<kind>/<ns>/<object>/<key>..." and changes when the source object changes
+	// identity, not when its content rotates (rotation re-pushes the same name).
+	Name string     `json:"name"`
+	Kind SecretKind `json:"kind"`
+	// Certificate is the PEM chain (TLSCertificate) or CA bundle (CACertificate).
+	Certificate []byte `json:"certificate,omitempty"`
+	// PrivateKey is the PEM private key (TLSCertificate).
+	PrivateKey []byte `json:"privateKey,omitempty"`
+	// Value is the opaque value (Generic).
+	Value []byte `json:"value,omitempty"`
+}
+
+// String names the secret without its data, so a secret printed by mistake leaks nothing.
+func (s Secret) String() string { return string(s.Kind) + " " + s.Name }

@@ -1,0 +1,84 @@
+package egress
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		wantErr string
+		check   func(*testing.T, *Resources)
+	}{
+		{
+			name: "documents of every kind land in their lists; comment-only documents are skipped",
+			input: `# leading comment
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: api, namespace: apps}
+spec: {destination: {type: FQDN, fqdn: {hostname: api.example.com}, ports: [{name: https, port: 443, protocol: HTTPS}]}}
+---
+# only a comment
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: apps}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: apps}
+`,
+			check: func(t *testing.T, r *Resources) {
+				if len(r.Backends) != 1 || r.Backends[0].Spec.Destination.FQDN.Hostname != "api.example.com" {
+					t.Errorf("backends = %+v", r.Backends)
+				}
+				if len(r.Secrets) != 1 || len(r.HTTPRoutes) != 1 {
+					t.Errorf("secrets=%d routes=%d, want 1 and 1", len(r.Secrets), len(r.HTTPRoutes))
+				}
+			},
+		},
+		{
+			name:  "a List's items are loaded one by one",
+			input: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: b}}\n",
+			check: func(t *testing.T, r *Resources) {
+				if len(r.ConfigMaps) != 1 || len(r.Namespaces) != 1 {
+					t.Errorf("configMaps=%d namespaces=%d, want 1 and 1", len(r.ConfigMaps), len(r.Namespaces))
+				}
+			},
+		},
+		{name: "a kind translation does not read is an error naming it", input: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", wantErr: `document 1: kind "Deployment" (apiVersion "apps/v1") is not an input of translation`},
+		{name: "a misspelt field is an error, not silently dropped", input: "apiVersion: egress.portcullis.io/v1alpha1\nkind: Backend\nmetadata: {name: x}\nspec: {destinaton: {}}\n", wantErr: `unknown field "destinaton"`},
+		{name: "the document number is given for a later error", input: "apiVersion: v1\nkind: Secret\nmetadata: {name: ok}\n---\nkind: Pod\napiVersion: v1\n", wantErr: "document 2:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Resources{}
+			err := r.Load(strings.NewReader(tt.input))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func TestDeepCopyIsIndependent(t *testing.T) {
+	r := &Resources{}
+	if err := r.Load(strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := r.DeepCopy()
+	c.ConfigMaps[0].Data["k"] = "changed"
+	if r.ConfigMaps[0].Data["k"] != "v" {
+		t.Fatal("changing the copy changed the original")
+	}
+}

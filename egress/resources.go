@@ -1,0 +1,64 @@
+// Package egress holds the pure core of Portcullis: Resources, the snapshot of every input
+// object that controllers gather, and (in subpackages) the translator, the IR and the
+// Envoy builders.
+package egress
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+)
+
+// ControllerName is the GatewayClass controllerName Portcullis implements.
+const ControllerName gwapiv1.GatewayController = "portcullis.io/gateway-controller"
+
+// Resources is a plain snapshot of every object translation reads. Controllers gather it
+// from informers; tests and `portcullis translate` read it from YAML. The translator
+// treats it as read-only.
+type Resources struct {
+	GatewayClasses     []gwapiv1.GatewayClass      `json:"gatewayClasses,omitempty"`
+	Gateways           []gwapiv1.Gateway           `json:"gateways,omitempty"`
+	HTTPRoutes         []gwapiv1.HTTPRoute         `json:"httpRoutes,omitempty"`
+	ReferenceGrants    []gwapiv1.ReferenceGrant    `json:"referenceGrants,omitempty"`
+	Backends           []egressv1alpha1.Backend    `json:"backends,omitempty"`
+	BackendTLSPolicies []gwapiv1.BackendTLSPolicy  `json:"backendTLSPolicies,omitempty"`
+	Services           []corev1.Service            `json:"services,omitempty"`
+	EndpointSlices     []discoveryv1.EndpointSlice `json:"endpointSlices,omitempty"`
+	Secrets            []corev1.Secret             `json:"secrets,omitempty"`
+	ConfigMaps         []corev1.ConfigMap          `json:"configMaps,omitempty"`
+	Namespaces         []corev1.Namespace          `json:"namespaces,omitempty"`
+}
+
+// DeepCopy returns an independent copy, so a snapshot handed to the translator cannot
+// change under it while informers keep updating their caches.
+func (r *Resources) DeepCopy() *Resources {
+	if r == nil {
+		return nil
+	}
+	return &Resources{
+		GatewayClasses:     copyAll(r.GatewayClasses, (*gwapiv1.GatewayClass).DeepCopy),
+		Gateways:           copyAll(r.Gateways, (*gwapiv1.Gateway).DeepCopy),
+		HTTPRoutes:         copyAll(r.HTTPRoutes, (*gwapiv1.HTTPRoute).DeepCopy),
+		ReferenceGrants:    copyAll(r.ReferenceGrants, (*gwapiv1.ReferenceGrant).DeepCopy),
+		Backends:           copyAll(r.Backends, (*egressv1alpha1.Backend).DeepCopy),
+		BackendTLSPolicies: copyAll(r.BackendTLSPolicies, (*gwapiv1.BackendTLSPolicy).DeepCopy),
+		Services:           copyAll(r.Services, (*corev1.Service).DeepCopy),
+		EndpointSlices:     copyAll(r.EndpointSlices, (*discoveryv1.EndpointSlice).DeepCopy),
+		Secrets:            copyAll(r.Secrets, (*corev1.Secret).DeepCopy),
+		ConfigMaps:         copyAll(r.ConfigMaps, (*corev1.ConfigMap).DeepCopy),
+		Namespaces:         copyAll(r.Namespaces, (*corev1.Namespace).DeepCopy),
+	}
+}
+
+func copyAll[T any](in []T, deepCopy func(*T) *T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i := range in {
+		out[i] = *deepCopy(&in[i])
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package translate
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// translatedBackend is one Backend's clusters (one per HTTP, HTTPS or TLS port) and what
+// its status needs. It does not depend on the Gateway, so it is computed once.
+type translatedBackend struct {
+	b    *egressv1alpha1.Backend
+	dest destination
+	// problem makes Accepted=False; refProblem makes ResolvedRefs=False. Either makes the
+	// Backend unusable: routes send its share of traffic to a 500.
+	problem, refProblem *refError
+	clusters            map[string]ir.Cluster // by port name
+	secrets             map[string][]ir.Secret
+	policies            map[string]*gwapiv1.BackendTLSPolicy
+	effective           *egressv1alpha1.EffectiveTLS
+	ignoredMsg          string
+	referenced          bool
+}
+
+func (tb *translatedBackend) usable() bool { return tb.problem == nil && tb.refProblem == nil }
+
+// fail files an error under Accepted or ResolvedRefs by its reason.
+func (tb *translatedBackend) fail(e *refError) {
+	switch e.reason {
+	case egressv1alpha1.ReasonInvalidCertificateRef, egressv1alpha1.ReasonInvalidCACertificateRef,
+		egressv1alpha1.ReasonServiceNotFound, egressv1alpha1.ReasonInvalidCredentialRef:
+		if tb.refProblem == nil {
+			tb.refProblem = e
+		}
+	default:
+		if tb.problem == nil {
+			tb.problem = e
+		}
+	}
+}
+
+// translateBackend validates a Backend and builds its clusters, once per translation.
+func (t *translator) translateBackend(n types.NamespacedName) *translatedBackend {
+	if tb, ok := t.backendCache[n]; ok {
+		return tb
+	}
+	b := t.backends[n]
+	tb := &translatedBackend{b: b, dest: destinationOf(b), clusters: map[string]ir.Cluster{}, secrets: map[string][]ir.Secret{}, policies: map[string]*gwapiv1.BackendTLSPolicy{}}
+	t.backendCache[n] = tb
+	template := ir.Cluster{}
+	if e := applyProtocol(&template, tb.dest.protocol, tb.dest.field+".protocol"); e != nil {
+		tb.fail(e)
+		return tb
+	}
+	cred, e := applyExtensions(&template, b.Spec.Extensions)
+	if e != nil {
+		tb.fail(e)
+		return tb
+	}
+	if e := t.resolveDestination(b, &tb.dest); e != nil {
+		tb.fail(e)
+		return tb
+	}
+	var credSecret *ir.Secret
+	if cred != nil {
+		if credSecret, e = t.credentialSecret(b, cred, &template); e != nil {
+			tb.fail(e)
+			return tb
+		}
+	}
+	for _, port := range b.Spec.Destination.Ports {
+		if port.Protocol == egressv1alpha1.PortProtocolTCP {
+			continue
+		}
+		if e := t.buildBackendCluster(tb, template, port, credSecret); e != nil {
+			tb.fail(e)
+			return tb
+		}
+	}
+	return tb
+}
+
+// buildBackendCluster builds the cluster of one Backend port.
+func (t *translator) buildBackendCluster(tb *translatedBackend, template ir.Cluster, port egressv1alpha1.BackendPort, cred *ir.Secret) *refError {
+	in := tlsInput{backend: tb.b, inline: tb.dest.tls, port: port, defaultSNI: tb.dest.sni}
+	if tb.dest.service != nil && tb.dest.service.Spec.Type != corev1.ServiceTypeExternalName {
+		in.service, in.servicePort = &tb.dest.svcName, servicePortName(tb.dest.service, port.Port)
+	}
+	outcome, e := t.backendTLS(in)
+	if e != nil {
+		return e
+	}
+	eps, e := t.endpoints(tb.dest, port)
+	if e != nil {
+		return e
+	}
+	c := template
+	c.Name = fmt.Sprintf("backend/%s/%s", nameOf(tb.b), port.Name)
+	c.Endpoints, c.TLS = eps, outcome.tls
+	secrets := outcome.secrets
+	if cred != nil {
+		secrets = append(secrets, *cred)
+	}
+	tb.clusters[port.Name], tb.secrets[port.Name] = c, secrets
+	if outcome.policy != nil {
+		tb.policies[port.Name] = outcome.policy
+		tb.ignoredMsg = ignoredMessage(outcome)
+	}
+	if tb.effective == nil {
+		tb.effective = outcome.effective
+	}
+	return nil
+}
+
+// credentialSecret reads the credential-injection Secret into a Generic secret holding
+// the whole header value; only SDS ever carries it to Envoy.
+func (t *translator) credentialSecret(b *egressv1alpha1.Backend, cred *credentialRef, c *ir.Cluster) (*ir.Secret, *refError) {
+	ref := types.NamespacedName{Namespace: b.Namespace, Name: cred.secret}
+	value, e := t.objectValue(ref, "Secret", cred.key, egressv1alpha1.ReasonInvalidCredentialRef)
+	if e != nil {
+		e.msg = "credential-injection: " + e.msg
+		return nil, e
+	}
+	s := ir.Secret{Name: "credential/" + nameOf(b).String(), Kind: ir.SecretGeneric, Value: append([]byte(cred.prefix), value...)}
+	c.Credential = &ir.Credential{Header: cred.header, Secret: s.Name}
+	return &s, nil
+}
+
+// backendRef resolves an HTTPRoute backendRef to a Backend into the cluster of the chosen port.
+func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) ([]ir.Cluster, []ir.Secret, *refError) {
+	if _, ok := t.backends[n]; !ok {
+		return nil, nil, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s not found", n)
+	}
+	t.recordAncestorsForBackend(n, g.gw)
+	tb := t.translateBackend(n)
+	tb.referenced = true
+	p, e := pickBackendPort(tb.b, port)
+	if e != nil {
+		return nil, nil, e
+	}
+	if tb.dest.service != nil {
+		t.recordAncestorsForService(tb.dest.svcName, g.gw)
+	}
+	if !tb.usable() {
+		cause := tb.problem
+		if cause == nil {
+			cause = tb.refProblem
+		}
+		return nil, nil, newRefError(ReasonInvalidBackend, "Backend %s cannot be used (%s): %s", n, cause.reason, cause.msg)
+	}
+	return []ir.Cluster{tb.clusters[p.Name]}, tb.secrets[p.Name], nil
+}
+
+// pickBackendPort finds the port a backendRef names; it may be omitted when the Backend
+// has exactly one port. TCP ports cannot carry an HTTPRoute.
+func pickBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (egressv1alpha1.BackendPort, *refError) {
+	ports := b.Spec.Destination.Ports
+	var found *egressv1alpha1.BackendPort
+	switch {
+	case port == nil && len(ports) == 1:
+		found = &ports[0]
+	case port == nil:
+		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s has %d ports; set backendRef.port", nameOf(b), len(ports))
+	default:
+		for i := range ports {
+			if ports[i].Port == int32(*port) {
+				found = &ports[i]
+			}
+		}
+	}
+	if found == nil {
+		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s has no port %d", nameOf(b), *port)
+	}
+	if found.Protocol == egressv1alpha1.PortProtocolTCP {
+		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s port %d is TCP; an HTTPRoute needs an HTTP, HTTPS or TLS port", nameOf(b), found.Port)
+	}
+	return *found, nil
+}

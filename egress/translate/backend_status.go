@@ -1,0 +1,116 @@
+package translate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// finishBackendStatuses writes the status of every Backend, referenced or not.
+func (t *translator) finishBackendStatuses() {
+	names := make([]types.NamespacedName, 0, len(t.backends))
+	for n := range t.backends {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
+	for _, n := range names {
+		t.result.Statuses.Backends[n.String()] = t.backendStatus(t.translateBackend(n))
+	}
+}
+
+func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.BackendStatus {
+	gen := tb.b.Generation
+	st := &egressv1alpha1.BackendStatus{Destination: tb.dest.summary, Ports: portsSummary(tb.b), EffectiveTLS: tb.effective}
+	accepted := condition(egressv1alpha1.ConditionAccepted, true, egressv1alpha1.ReasonAccepted, "Backend accepted"+tb.ignoredMsg, gen)
+	if tb.problem != nil {
+		accepted = condition(egressv1alpha1.ConditionAccepted, false, tb.problem.reason, tb.problem.msg, gen)
+	}
+	resolved := condition(egressv1alpha1.ConditionResolvedRefs, true, egressv1alpha1.ReasonResolvedRefs, "all references resolved", gen)
+	if tb.refProblem != nil {
+		resolved = condition(egressv1alpha1.ConditionResolvedRefs, false, tb.refProblem.reason, tb.refProblem.msg, gen)
+	}
+	st.Conditions = []metav1.Condition{accepted, resolved}
+	if tb.dest.hostname != "" {
+		res, ok := t.addrs[tb.dest.hostname]
+		st.Conditions = append(st.Conditions, addressesCondition(tb.dest.hostname, res, ok, gen))
+		st.Addresses, st.BlockedAddresses = addressStatus(res)
+	}
+	st.Conditions = append(st.Conditions, programmedCondition(tb, gen))
+	return st
+}
+
+func programmedCondition(tb *translatedBackend, gen int64) metav1.Condition {
+	switch {
+	case !tb.referenced:
+		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonNotReferenced, "no HTTPRoute attached to a Portcullis Gateway references this Backend", gen)
+	case !tb.usable():
+		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonPending, "not programmed while the Backend is not accepted or its references do not resolve; routes answer 500 for its share", gen)
+	}
+	return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonPending, "waiting for Envoy to acknowledge the configuration", gen)
+}
+
+// addressesCondition reports what the DNS guard found for the destination's name.
+func addressesCondition(name string, res egress.Resolution, known bool, gen int64) metav1.Condition {
+	c := func(ok bool, reason, msg string) metav1.Condition {
+		return condition(egressv1alpha1.ConditionAddressesResolved, ok, reason, msg, gen)
+	}
+	blocked := blockedSummary(res.Blocked)
+	switch {
+	case !known || res.State == egress.ResolutionPending:
+		pending := c(false, egressv1alpha1.ReasonPendingResolution, "waiting for the DNS guard to resolve "+name)
+		pending.Status = metav1.ConditionUnknown
+		return pending
+	case res.State == egress.ResolutionResolved:
+		return c(true, egressv1alpha1.ReasonResolved, fmt.Sprintf("%s: %d vetted address(es)%s", name, len(res.Vetted), blocked))
+	case res.State == egress.ResolutionAllForbidden:
+		return c(false, egressv1alpha1.ReasonAllAddressesForbidden, fmt.Sprintf("%s: every answer was refused by the DNS guard%s; no endpoints, requests get 503", name, blocked))
+	case res.State == egress.ResolutionNXDomain:
+		return c(false, egressv1alpha1.ReasonNXDomain, name+" does not exist (NXDOMAIN)")
+	case res.State == egress.ResolutionStale:
+		return c(false, egressv1alpha1.ReasonStale, fmt.Sprintf("%s: resolution is failing (%s); the last vetted addresses are used until their grace period ends", name, res.Message))
+	case res.State == egress.ResolutionForbiddenName:
+		return c(false, egressv1alpha1.ReasonAllAddressesForbidden, fmt.Sprintf("%s: %s", name, res.Message))
+	}
+	return c(false, egressv1alpha1.ReasonResolutionFailed, fmt.Sprintf("%s could not be resolved: %s", name, res.Message))
+}
+
+func blockedSummary(blocked []egress.BlockedAddress) string {
+	if len(blocked) == 0 {
+		return ""
+	}
+	parts := make([]string, len(blocked))
+	for i, b := range blocked {
+		parts[i] = b.IP.String() + " (" + b.Reason + ")"
+	}
+	return "; blocked: " + strings.Join(parts, ", ")
+}
+
+func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egressv1alpha1.BlockedAddress) {
+	var vetted []egressv1alpha1.VettedAddress
+	for _, v := range res.Vetted {
+		a := egressv1alpha1.VettedAddress{IP: v.IP.String()}
+		if !v.Expires.IsZero() {
+			a.ExpiresAt = &metav1.Time{Time: v.Expires}
+		}
+		vetted = append(vetted, a)
+	}
+	var blocked []egressv1alpha1.BlockedAddress
+	for _, b := range res.Blocked {
+		blocked = append(blocked, egressv1alpha1.BlockedAddress{IP: b.IP.String(), Reason: b.Reason})
+	}
+	return vetted, blocked
+}
+
+func portsSummary(b *egressv1alpha1.Backend) string {
+	parts := make([]string, len(b.Spec.Destination.Ports))
+	for i, p := range b.Spec.Destination.Ports {
+		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+	}
+	return strings.Join(parts, ",")
+}

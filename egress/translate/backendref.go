@@ -1,0 +1,114 @@
+package translate
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// ReasonInvalidBackend is the HTTPRoute ResolvedRefs reason for a Backend that exists but
+// cannot be used (not Accepted, unresolved TLS references, or no such port); the Backend's
+// own status says why.
+const ReasonInvalidBackend = "InvalidBackend"
+
+// refStatus is the first backendRef problem of a route, for its ResolvedRefs condition.
+type refStatus struct {
+	reason, msg string
+}
+
+func (s *refStatus) fail(reason, msg string) {
+	if s.reason == "" {
+		s.reason, s.msg = reason, msg
+	}
+}
+
+func (s refStatus) condition(gen int64) metav1.Condition {
+	if s.reason == "" {
+		return condition(string(gwapiv1.RouteConditionResolvedRefs), true, string(gwapiv1.RouteReasonResolvedRefs), "all backendRefs resolved", gen)
+	}
+	return condition(string(gwapiv1.RouteConditionResolvedRefs), false, s.reason, s.msg, gen)
+}
+
+// routeBackends resolves a rule's backendRefs into weighted clusters. An invalid ref's
+// weight becomes InvalidWeight (those requests get 500); a rule with no backendRefs and no
+// redirect answers 500 as well, since nothing could serve it.
+func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, ruleIdx int, rule gwapiv1.HTTPRouteRule, out *ir.Route, st *refStatus) error {
+	if out.Redirect != nil {
+		return nil
+	}
+	for i, ref := range rule.BackendRefs {
+		weight := uint32(1)
+		if ref.Weight != nil {
+			weight = uint32(*ref.Weight)
+		}
+		if weight == 0 {
+			continue
+		}
+		wc, err := t.resolveBackendRef(g, r, ref)
+		if err != nil {
+			st.fail(err.reason, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", ruleIdx, i, err.msg))
+			out.InvalidWeight += weight
+			continue
+		}
+		wc.Weight = weight
+		for _, f := range ref.Filters {
+			if f.Type != gwapiv1.HTTPRouteFilterRequestHeaderModifier {
+				return fmt.Errorf("rules[%d].backendRefs[%d].filters: type %s is not supported on a backendRef; only RequestHeaderModifier is", ruleIdx, i, f.Type)
+			}
+			wc.RequestHeaders = headerMutation(f.RequestHeaderModifier)
+		}
+		out.Backends = append(out.Backends, wc)
+	}
+	if len(out.Backends) == 0 {
+		out.DirectResponse = &ir.DirectResponse{StatusCode: 500}
+		out.InvalidWeight = 0
+	}
+	return nil
+}
+
+// resolveBackendRef finds the cluster for one backendRef, adding it (and its secrets) to
+// the Gateway.
+func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (ir.WeightedCluster, *refError) {
+	group, kind, ns := "", "Service", r.Namespace
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	isService := group == "" && kind == "Service"
+	isBackend := group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind
+	if !isService && !isBackend {
+		return ir.WeightedCluster{}, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
+	}
+	if !t.refAllowed(crossRef{gwapiv1.GroupName, "HTTPRoute", r.Namespace, group, kind, ns, target.Name}) {
+		return ir.WeightedCluster{}, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
+	}
+	var clusters []ir.Cluster
+	var secrets []ir.Secret
+	var rerr *refError
+	if isService {
+		clusters, secrets, rerr = t.serviceRef(g, target, ref.Port)
+	} else {
+		clusters, secrets, rerr = t.backendRef(g, target, ref.Port)
+	}
+	if rerr != nil {
+		return ir.WeightedCluster{}, rerr
+	}
+	for _, c := range clusters {
+		g.clusters[c.Name] = c
+	}
+	for _, s := range secrets {
+		g.secrets[s.Name] = s
+	}
+	return ir.WeightedCluster{Cluster: clusters[0].Name}, nil
+}

@@ -1,0 +1,50 @@
+package translate
+
+import (
+	"net/netip"
+	"testing"
+
+	"sigs.k8s.io/randfill"
+
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// vocabulary makes random objects refer to each other: names, kinds, groups and protocol
+// values are drawn from a small set, so references resolve often enough to reach deep code.
+var vocabulary = []string{
+	"", "a", "b", "apps", "gw", "egress", "portcullis", "Service", "Backend", "Gateway", "HTTPRoute", "Secret", "ConfigMap",
+	"egress.portcullis.io", "gateway.networking.k8s.io", "portcullis.io/gateway-controller",
+	"HTTP", "HTTPS", "TLS", "TCP", "FQDN", "IP", "1.2", "1.3", "System", "Hostname", "URI",
+	"/", "/v1", "Exact", "PathPrefix", "RegularExpression", "(", "*", "*.example.com", "api.example.com",
+	"kubernetes.io/tls", "ca.crt", "tls.crt", "tls.key", "10.0.0.1", "203.0.113.7", "::1", "ExternalName",
+	"HTTP2", "GRPC", "MCP", "WebSocket", "portcullis.io/connection-pool", "portcullis.io/credential-injection",
+	"portcullis.io/circuit-breaker", "portcullis.io/request-header-modifier", "RequestHeaderModifier", "URLRewrite",
+	"RequestRedirect", "ReplaceFullPath", "ReplacePrefixMatch", "Same", "All", "Selector", "Terminate", "Passthrough",
+	MinTLSVersionOption, "kubernetes.io/service-name",
+}
+
+// FuzzTranslate checks that no Resources, however odd, make Translate panic, and that
+// translation stays deterministic.
+func FuzzTranslate(f *testing.F) {
+	for seed := int64(0); seed < 40; seed++ {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed int64) {
+		res := randomResources(seed)
+		addrs := egress.Addresses{"api.example.com": {State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr("203.0.113.9")}}}}
+		opts := Options{AddressPolicy: prefixPolicy{netip.MustParsePrefix("10.0.0.0/8")}}
+		first := renderResult(t, Translate(res, addrs, opts))
+		second := renderResult(t, Translate(res, addrs, opts))
+		if string(first) != string(second) {
+			t.Fatal("translation is not deterministic")
+		}
+	})
+}
+
+func randomResources(seed int64) *egress.Resources {
+	res := &egress.Resources{}
+	randfill.NewWithSeed(seed).NilChance(0.3).NumElements(0, 4).Funcs(
+		func(s *string, c randfill.Continue) { *s = vocabulary[c.Intn(len(vocabulary))] },
+	).Fill(res)
+	return res
+}

@@ -1,0 +1,105 @@
+package translate
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// gatewayContext is one Gateway being translated.
+type gatewayContext struct {
+	gw         *gwapiv1.Gateway
+	listeners  []*listenerContext
+	conditions []metav1.Condition
+	out        ir.Gateway
+	secrets    map[string]ir.Secret
+	clusters   map[string]ir.Cluster
+	// hosts collects, per Envoy port, the routes of each Host domain.
+	hosts map[uint32]map[string][]routeEntry
+}
+
+// translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
+// It returns false when the Gateway cannot be served at all.
+func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
+	g := &gatewayContext{
+		gw: gw, out: ir.Gateway{Name: nameOf(gw).String()},
+		secrets: map[string]ir.Secret{}, clusters: map[string]ir.Cluster{},
+		hosts: map[uint32]map[string][]routeEntry{},
+	}
+	for i := range gw.Spec.Listeners {
+		g.listeners = append(g.listeners, t.validateListener(g, &gw.Spec.Listeners[i]))
+	}
+	markConflicts(g.listeners)
+	accepted := t.gatewayAccepted(g)
+	if accepted {
+		t.attachRoutes(g)
+		g.out.Listeners = buildListeners(g)
+		g.out.Clusters = sortedValues(g.clusters)
+		g.out.Secrets = sortedValues(g.secrets)
+	}
+	t.writeGatewayStatus(g, accepted)
+	return g.out, accepted
+}
+
+// gatewayAccepted decides the Gateway's Accepted condition from its listeners.
+func (t *translator) gatewayAccepted(g *gatewayContext) bool {
+	if len(g.gw.Spec.Addresses) > 0 {
+		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonUnsupportedAddress),
+			"spec.addresses is not supported: Portcullis assigns the Gateway's address itself; remove spec.addresses")
+		return false
+	}
+	valid := 0
+	for _, l := range g.listeners {
+		if l.valid() {
+			valid++
+		}
+	}
+	switch {
+	case valid == 0:
+		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonListenersNotValid), "no listener is valid; see status.listeners")
+		return false
+	case valid < len(g.listeners):
+		g.setGatewayCondition(true, string(gwapiv1.GatewayReasonListenersNotValid),
+			fmt.Sprintf("%d of %d listeners are invalid and not served; see status.listeners", len(g.listeners)-valid, len(g.listeners)))
+	default:
+		g.setGatewayCondition(true, string(gwapiv1.GatewayReasonAccepted), "Gateway accepted")
+	}
+	return true
+}
+
+func (g *gatewayContext) setGatewayCondition(ok bool, reason, msg string) {
+	g.conditions = setCondition(g.conditions, condition(string(gwapiv1.GatewayConditionAccepted), ok, reason, msg, g.gw.Generation))
+}
+
+// writeGatewayStatus records the Gateway's conditions and listener statuses. Programmed
+// is Pending here; the publisher turns it True when Envoy acknowledges the configuration.
+func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
+	programmed := condition(string(gwapiv1.GatewayConditionProgrammed), false, string(gwapiv1.GatewayReasonPending),
+		"waiting for Envoy to acknowledge the configuration", g.gw.Generation)
+	if !accepted {
+		programmed = condition(string(gwapiv1.GatewayConditionProgrammed), false, string(gwapiv1.GatewayReasonInvalid),
+			"the Gateway is not accepted", g.gw.Generation)
+	}
+	st := &gwapiv1.GatewayStatus{Conditions: setCondition(g.conditions, programmed)}
+	for _, l := range g.listeners {
+		st.Listeners = append(st.Listeners, l.status(g.gw.Generation))
+	}
+	t.result.Statuses.Gateways[nameOf(g.gw).String()] = st
+}
+
+func sortedValues[T interface{ ir.Cluster | ir.Secret }](m map[string]T) []T {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
+}

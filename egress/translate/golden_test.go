@@ -1,0 +1,186 @@
+package translate
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden .out.yaml files from the current translator")
+
+// testInput is a test-only document in a golden input: the DNS guard's answers and the
+// ranges the test address policy refuses.
+type testInput struct {
+	Kind        string           `json:"kind"`
+	Addresses   egress.Addresses `json:"addresses"`
+	DeniedCIDRs []string         `json:"deniedCIDRs"`
+}
+
+// prefixPolicy refuses addresses inside any of its prefixes.
+type prefixPolicy []netip.Prefix
+
+func (p prefixPolicy) CheckAddr(a netip.Addr) (bool, string) {
+	for _, pre := range p {
+		if pre.Contains(a.Unmap()) {
+			return false, "denied (" + pre.String() + ")"
+		}
+	}
+	return true, ""
+}
+
+// TestGolden translates every testdata/<case>.in.yaml and compares the IR and statuses
+// with <case>.out.yaml. Run with -update to accept a change, then review the diff.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("testdata", "*.in.yaml"))
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no golden inputs found: %v", err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
+		t.Run(name, func(t *testing.T) {
+			res, addrs, policy := loadGoldenInput(t, in)
+			got := renderResult(t, Translate(res, addrs, Options{AddressPolicy: policy}))
+			again := renderResult(t, Translate(res.DeepCopy(), addrs, Options{AddressPolicy: policy}))
+			if !bytes.Equal(got, again) {
+				t.Fatal("translation is not deterministic: two runs over the same input differ")
+			}
+			compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+".out.yaml", got)
+		})
+	}
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run: go test ./egress/translate -run TestGolden -update)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("output differs from %s; run with -update and review the diff.\n--- got:\n%s", path, got)
+	}
+}
+
+// loadGoldenInput expands the input's template functions (pem, b64) and splits it into
+// Kubernetes objects and the test-only TestInput document.
+func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addresses, egress.AddressPolicy) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.New(path).Funcs(template.FuncMap{"pem": pemFile(t), "b64": b64File(t)}).Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expanded bytes.Buffer
+	if err := tmpl.Execute(&expanded, nil); err != nil {
+		t.Fatal(err)
+	}
+	res := &egress.Resources{}
+	var ti testInput
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(&expanded))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kind struct{ Kind string }
+		_ = yaml.Unmarshal(doc, &kind)
+		if kind.Kind == "TestInput" {
+			if err := yaml.UnmarshalStrict(doc, &ti); err != nil {
+				t.Fatalf("TestInput: %v", err)
+			}
+			continue
+		}
+		if err := res.Load(bytes.NewReader(doc)); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	var policy prefixPolicy
+	for _, c := range ti.DeniedCIDRs {
+		policy = append(policy, netip.MustParsePrefix(c))
+	}
+	return res, ti.Addresses, policy
+}
+
+func pemFile(t *testing.T) func(string) string {
+	return func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(string(b))
+		return string(q)
+	}
+}
+
+func b64File(t *testing.T) func(string) string {
+	return func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+}
+
+// renderResult prints the result as YAML with every secret's data replaced by a short
+// hash: goldens stay readable and never hold key material.
+func renderResult(t *testing.T, r Result) []byte {
+	t.Helper()
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(js, &generic); err != nil {
+		t.Fatal(err)
+	}
+	gateways, _ := generic["gateways"].([]any)
+	for _, gw := range gateways {
+		secrets, _ := gw.(map[string]any)["secrets"].([]any)
+		for _, s := range secrets {
+			redact(s.(map[string]any))
+		}
+	}
+	out, err := yaml.Marshal(generic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func redact(secret map[string]any) {
+	for _, field := range []string{"certificate", "privateKey", "value"} {
+		if v, ok := secret[field].(string); ok {
+			data, _ := base64.StdEncoding.DecodeString(v)
+			secret[field] = fmt.Sprintf("sha256:%x", sha256.Sum256(data))[:19]
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package translate
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// attachRoutes attaches every HTTPRoute whose parentRefs name this Gateway and records
+// one RouteParentStatus per such parentRef.
+func (t *translator) attachRoutes(g *gatewayContext) {
+	for _, r := range t.routes {
+		for _, ref := range r.Spec.ParentRefs {
+			if !refersToGateway(ref, r.Namespace, g.gw) {
+				continue
+			}
+			t.addParentStatus(r, t.attachRoute(g, r, ref))
+		}
+	}
+}
+
+func refersToGateway(ref gwapiv1.ParentReference, routeNS string, gw *gwapiv1.Gateway) bool {
+	group, kind, ns := gwapiv1.GroupName, "Gateway", routeNS
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return group == gwapiv1.GroupName && kind == "Gateway" && ns == gw.Namespace && string(ref.Name) == gw.Name
+}
+
+// attachRoute attaches one route to the listeners its parentRef selects and returns the
+// parent status. Routes are translated once per parent: a rule's backends are shared.
+func (t *translator) attachRoute(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.ParentReference) gwapiv1.RouteParentStatus {
+	st := gwapiv1.RouteParentStatus{ParentRef: ref, ControllerName: gwapiv1.GatewayController(t.opts.ControllerName)}
+	gen := r.Generation
+	reject := func(reason gwapiv1.RouteConditionReason, msg string) gwapiv1.RouteParentStatus {
+		st.Conditions = []metav1.Condition{condition(string(gwapiv1.RouteConditionAccepted), false, string(reason), msg, gen)}
+		return st
+	}
+	selected := selectListeners(g, ref)
+	if len(selected) == 0 {
+		return reject(gwapiv1.RouteReasonNoMatchingParent, "no valid listener of the Gateway matches parentRef's sectionName/port")
+	}
+	allowed := t.allowingListeners(selected, r)
+	if len(allowed) == 0 {
+		return reject(gwapiv1.RouteReasonNotAllowedByListeners, "the selected listeners do not allow routes from namespace "+r.Namespace)
+	}
+	rules, resolved, err := t.buildRules(g, r)
+	if err != nil {
+		return reject(gwapiv1.RouteReasonUnsupportedValue, err.Error())
+	}
+	attached := false
+	for _, l := range allowed {
+		domains := intersectHostnames(hostnameOf(l.spec), hostnameStrings(r.Spec.Hostnames))
+		if len(domains) == 0 {
+			continue
+		}
+		attached = true
+		l.attachedRoutes++
+		g.addRoutes(l.envoyPort, domains, rules)
+	}
+	if !attached {
+		return reject(gwapiv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches a hostname of the selected listeners")
+	}
+	st.Conditions = []metav1.Condition{
+		condition(string(gwapiv1.RouteConditionAccepted), true, string(gwapiv1.RouteReasonAccepted), "route accepted", gen),
+		resolved.condition(gen),
+	}
+	return st
+}
+
+// selectListeners returns the valid listeners a parentRef names by sectionName and port.
+func selectListeners(g *gatewayContext, ref gwapiv1.ParentReference) []*listenerContext {
+	var out []*listenerContext
+	for _, l := range g.listeners {
+		if !l.valid() || (ref.SectionName != nil && *ref.SectionName != l.spec.Name) || (ref.Port != nil && *ref.Port != l.spec.Port) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// allowingListeners keeps the listeners whose allowedRoutes admit the route's namespace
+// and the HTTPRoute kind.
+func (t *translator) allowingListeners(ls []*listenerContext, r *gwapiv1.HTTPRoute) []*listenerContext {
+	var out []*listenerContext
+	for _, l := range ls {
+		if len(l.supportedKinds) > 0 && t.namespaceAllowed(l, r.Namespace) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (t *translator) namespaceAllowed(l *listenerContext, ns string) bool {
+	from := gwapiv1.NamespacesFromSame
+	var selector *metav1.LabelSelector
+	if ar := l.spec.AllowedRoutes; ar != nil && ar.Namespaces != nil {
+		if ar.Namespaces.From != nil {
+			from = *ar.Namespaces.From
+		}
+		selector = ar.Namespaces.Selector
+	}
+	switch from {
+	case gwapiv1.NamespacesFromAll:
+		return true
+	case gwapiv1.NamespacesFromSelector:
+		sel, err := metav1.LabelSelectorAsSelector(selector)
+		return err == nil && selector != nil && sel.Matches(labels.Set(t.namespaceLabel[ns]))
+	}
+	return ns == l.gatewayNamespace
+}
+
+func hostnameStrings(hs []gwapiv1.Hostname) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
+// buildRules turns the route's rules into IR routes (one per match) and reports how its
+// backendRefs resolved. An unsupported filter refuses the whole route.
+func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute) ([]routeEntry, refStatus, error) {
+	var entries []routeEntry
+	var resolved refStatus
+	for i, rule := range r.Spec.Rules {
+		base := ir.Route{}
+		if err := applyFilters(&base, rule.Filters); err != nil {
+			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
+		}
+		if err := t.routeBackends(g, r, i, rule, &base, &resolved); err != nil {
+			return nil, resolved, err
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gwapiv1.HTTPRouteMatch{{}}
+		}
+		for j, m := range matches {
+			route := base
+			route.Name = fmt.Sprintf("%s/rule/%d/match/%d", nameOf(r), i, j)
+			route.Match = convertMatch(m)
+			entries = append(entries, routeEntry{route: r, rule: i, match: j, ir: route})
+		}
+	}
+	return entries, resolved, nil
+}
+
+// addParentStatus appends a parent status for the route.
+func (t *translator) addParentStatus(r *gwapiv1.HTTPRoute, st gwapiv1.RouteParentStatus) {
+	key := nameOf(r).String()
+	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
+}
+
+// addRoutes files the route entries under each domain of an Envoy port.
+func (g *gatewayContext) addRoutes(port uint32, domains []string, entries []routeEntry) {
+	if g.hosts[port] == nil {
+		g.hosts[port] = map[string][]routeEntry{}
+	}
+	for _, d := range domains {
+		g.hosts[port][d] = append(g.hosts[port][d], entries...)
+	}
+}

@@ -1,0 +1,134 @@
+package translate
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// translator holds the lookups built once per translation and the results being built.
+type translator struct {
+	opts  Options
+	addrs egress.Addresses
+
+	classes        map[string]*gwapiv1.GatewayClass
+	gateways       []*gwapiv1.Gateway
+	routes         []*gwapiv1.HTTPRoute
+	grants         []*gwapiv1.ReferenceGrant
+	backends       map[types.NamespacedName]*egressv1alpha1.Backend
+	policies       []*gwapiv1.BackendTLSPolicy
+	services       map[types.NamespacedName]*corev1.Service
+	slices         map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
+	secrets        map[types.NamespacedName]*corev1.Secret
+	configMaps     map[types.NamespacedName]*corev1.ConfigMap
+	namespaceLabel map[string]map[string]string
+
+	// backendCache memoises each Backend's translation: it does not depend on the Gateway.
+	backendCache map[types.NamespacedName]*translatedBackend
+	// serviceCache memoises clusters for Services referenced directly by routes.
+	serviceCache map[serviceKey]*translatedService
+	// policyAncestors collects, per BackendTLSPolicy, the Gateways whose routes reach it.
+	policyAncestors map[types.NamespacedName]map[types.NamespacedName]bool
+	// policyConflicts holds, per losing policy, the message naming the winner.
+	policyConflicts map[types.NamespacedName]string
+
+	result Result
+}
+
+func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) *translator {
+	if opts.ControllerName == "" {
+		opts.ControllerName = string(egress.ControllerName)
+	}
+	if res == nil {
+		res = &egress.Resources{}
+	}
+	t := &translator{
+		opts: opts, addrs: addrs,
+		classes:         map[string]*gwapiv1.GatewayClass{},
+		backends:        map[types.NamespacedName]*egressv1alpha1.Backend{},
+		services:        map[types.NamespacedName]*corev1.Service{},
+		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		secrets:         map[types.NamespacedName]*corev1.Secret{},
+		configMaps:      map[types.NamespacedName]*corev1.ConfigMap{},
+		namespaceLabel:  map[string]map[string]string{},
+		backendCache:    map[types.NamespacedName]*translatedBackend{},
+		serviceCache:    map[serviceKey]*translatedService{},
+		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
+		policyConflicts: map[types.NamespacedName]string{},
+		result: Result{Statuses: Statuses{
+			GatewayClasses:     map[string][]metav1.Condition{},
+			Gateways:           map[string]*gwapiv1.GatewayStatus{},
+			HTTPRoutes:         map[string][]gwapiv1.RouteParentStatus{},
+			Backends:           map[string]*egressv1alpha1.BackendStatus{},
+			BackendTLSPolicies: map[string][]gwapiv1.PolicyAncestorStatus{},
+		}},
+	}
+	t.index(res)
+	return t
+}
+
+func (t *translator) index(res *egress.Resources) {
+	for i := range res.GatewayClasses {
+		t.classes[res.GatewayClasses[i].Name] = &res.GatewayClasses[i]
+	}
+	t.gateways = pointers(res.Gateways)
+	sortObjects(t.gateways)
+	t.routes = pointers(res.HTTPRoutes)
+	sortObjects(t.routes)
+	t.grants = pointers(res.ReferenceGrants)
+	t.policies = pointers(res.BackendTLSPolicies)
+	sortObjects(t.policies)
+	indexByName(res.Backends, t.backends)
+	indexByName(res.Services, t.services)
+	indexByName(res.Secrets, t.secrets)
+	indexByName(res.ConfigMaps, t.configMaps)
+	for i := range res.EndpointSlices {
+		s := &res.EndpointSlices[i]
+		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			key := types.NamespacedName{Namespace: s.Namespace, Name: svc}
+			t.slices[key] = append(t.slices[key], s)
+		}
+	}
+	for i := range res.Namespaces {
+		t.namespaceLabel[res.Namespaces[i].Name] = res.Namespaces[i].Labels
+	}
+}
+
+// object is what every Kubernetes object in Resources offers.
+type object interface {
+	GetNamespace() string
+	GetName() string
+}
+
+func pointers[T any](in []T) []*T {
+	out := make([]*T, len(in))
+	for i := range in {
+		out[i] = &in[i]
+	}
+	return out
+}
+
+// sortObjects orders objects by namespace/name so output never depends on input order.
+func sortObjects[T object](objs []T) {
+	sort.SliceStable(objs, func(i, j int) bool { return nameOf(objs[i]).String() < nameOf(objs[j]).String() })
+}
+
+func indexByName[T any, P interface {
+	*T
+	object
+}](in []T, into map[types.NamespacedName]*T) {
+	for i := range in {
+		into[nameOf(P(&in[i]))] = &in[i]
+	}
+}
+
+func nameOf(o object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}

@@ -1,0 +1,141 @@
+package translate
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// privilegedPortOffset moves Gateway ports below 1024 to port+offset inside Envoy, so
+// Envoy needs no privilege to bind; the Service maps the public port back.
+const privilegedPortOffset = 10000
+
+// listenerContext is one Gateway listener and what validation found.
+type listenerContext struct {
+	spec             *gwapiv1.Listener
+	gatewayNamespace string
+	envoyPort        uint32
+	// problem, when set, makes the listener not served: Accepted=False with this reason.
+	problem, problemMsg string
+	// refProblem makes ResolvedRefs=False (the listener may still be served).
+	refProblem, refProblemMsg string
+	conflict, conflictMsg     string
+	supportedKinds            []gwapiv1.RouteGroupKind
+	certSecrets               []string
+	attachedRoutes            int32
+}
+
+func (l *listenerContext) valid() bool { return l.problem == "" && l.conflict == "" }
+
+// EnvoyPort returns the port Envoy binds for a Gateway listener port.
+func EnvoyPort(port gwapiv1.PortNumber) uint32 {
+	if port < 1024 {
+		return uint32(port) + privilegedPortOffset
+	}
+	return uint32(port)
+}
+
+var httpRouteKind = gwapiv1.RouteGroupKind{Group: ptrTo(gwapiv1.Group(gwapiv1.GroupName)), Kind: "HTTPRoute"}
+
+// validateListener checks protocol, TLS and allowed route kinds of one listener.
+func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener) *listenerContext {
+	l := &listenerContext{spec: spec, gatewayNamespace: g.gw.Namespace, envoyPort: EnvoyPort(spec.Port)}
+	switch spec.Protocol {
+	case gwapiv1.HTTPProtocolType:
+	case gwapiv1.HTTPSProtocolType:
+		t.validateListenerTLS(g, l)
+	default:
+		l.problem = string(gwapiv1.ListenerReasonUnsupportedProtocol)
+		l.problemMsg = fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", spec.Protocol)
+	}
+	l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
+	return l
+}
+
+// supportedKinds keeps HTTPRoute (the only route kind Portcullis serves) and reports
+// any other requested kind as InvalidRouteKinds.
+func supportedKinds(l *listenerContext, allowed *gwapiv1.AllowedRoutes) []gwapiv1.RouteGroupKind {
+	if allowed == nil || len(allowed.Kinds) == 0 {
+		return []gwapiv1.RouteGroupKind{httpRouteKind}
+	}
+	var kinds []gwapiv1.RouteGroupKind
+	var refused []string
+	for _, k := range allowed.Kinds {
+		group := gwapiv1.GroupName
+		if k.Group != nil {
+			group = string(*k.Group)
+		}
+		if group == gwapiv1.GroupName && k.Kind == "HTTPRoute" {
+			kinds = append(kinds, httpRouteKind)
+			continue
+		}
+		refused = append(refused, fmt.Sprintf("%s/%s", group, k.Kind))
+	}
+	if len(refused) > 0 {
+		l.refProblem = string(gwapiv1.ListenerReasonInvalidRouteKinds)
+		l.refProblemMsg = "route kinds not supported: " + strings.Join(refused, ", ") + "; only HTTPRoute is"
+	}
+	return kinds
+}
+
+// markConflicts applies Gateway API's listener conflict rules: listeners sharing a port
+// must share a protocol, and no two may claim the same hostname on one port.
+func markConflicts(ls []*listenerContext) {
+	for i, a := range ls {
+		for _, b := range ls[i+1:] {
+			if a.problem != "" || b.problem != "" || a.envoyPort != b.envoyPort {
+				continue
+			}
+			switch {
+			case a.spec.Protocol != b.spec.Protocol:
+				a.setConflict(gwapiv1.ListenerReasonProtocolConflict, fmt.Sprintf("listener %s uses port %d with protocol %s", b.spec.Name, b.spec.Port, b.spec.Protocol))
+				b.setConflict(gwapiv1.ListenerReasonProtocolConflict, fmt.Sprintf("listener %s uses port %d with protocol %s", a.spec.Name, a.spec.Port, a.spec.Protocol))
+			case hostnameOf(a.spec) == hostnameOf(b.spec):
+				a.setConflict(gwapiv1.ListenerReasonHostnameConflict, fmt.Sprintf("listener %s claims the same hostname on port %d", b.spec.Name, b.spec.Port))
+				b.setConflict(gwapiv1.ListenerReasonHostnameConflict, fmt.Sprintf("listener %s claims the same hostname on port %d", a.spec.Name, a.spec.Port))
+			}
+		}
+	}
+}
+
+func (l *listenerContext) setConflict(reason gwapiv1.ListenerConditionReason, msg string) {
+	if l.conflict == "" {
+		l.conflict, l.conflictMsg = string(reason), msg
+	}
+}
+
+func hostnameOf(l *gwapiv1.Listener) string {
+	if l.Hostname == nil {
+		return ""
+	}
+	return string(*l.Hostname)
+}
+
+// status renders the listener's status entry.
+func (l *listenerContext) status(gen int64) gwapiv1.ListenerStatus {
+	st := gwapiv1.ListenerStatus{Name: l.spec.Name, SupportedKinds: l.supportedKinds, AttachedRoutes: l.attachedRoutes}
+	if st.SupportedKinds == nil {
+		st.SupportedKinds = []gwapiv1.RouteGroupKind{}
+	}
+	accepted := condition(string(gwapiv1.ListenerConditionAccepted), true, string(gwapiv1.ListenerReasonAccepted), "listener accepted", gen)
+	programmed := condition(string(gwapiv1.ListenerConditionProgrammed), false, string(gwapiv1.ListenerReasonPending), "waiting for Envoy to acknowledge the configuration", gen)
+	if l.problem != "" {
+		accepted = condition(string(gwapiv1.ListenerConditionAccepted), false, l.problem, l.problemMsg, gen)
+		programmed = condition(string(gwapiv1.ListenerConditionProgrammed), false, string(gwapiv1.ListenerReasonInvalid), l.problemMsg, gen)
+	}
+	resolved := condition(string(gwapiv1.ListenerConditionResolvedRefs), true, string(gwapiv1.ListenerReasonResolvedRefs), "all references resolved", gen)
+	if l.refProblem != "" {
+		resolved = condition(string(gwapiv1.ListenerConditionResolvedRefs), false, l.refProblem, l.refProblemMsg, gen)
+	}
+	conflicted := condition(string(gwapiv1.ListenerConditionConflicted), false, string(gwapiv1.ListenerReasonNoConflicts), "no conflicts", gen)
+	if l.conflict != "" {
+		conflicted = condition(string(gwapiv1.ListenerConditionConflicted), true, l.conflict, l.conflictMsg, gen)
+		programmed = condition(string(gwapiv1.ListenerConditionProgrammed), false, string(gwapiv1.ListenerReasonInvalid), l.conflictMsg, gen)
+	}
+	st.Conditions = []metav1.Condition{accepted, programmed, resolved, conflicted}
+	return st
+}
+
+func ptrTo[T any](v T) *T { return &v }

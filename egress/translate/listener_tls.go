@@ -1,0 +1,58 @@
+package translate
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// validateListenerTLS resolves an HTTPS listener's certificates. Invalid references are
+// reported; the listener is served with the valid ones and refused when none is valid.
+func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) {
+	tlsCfg := l.spec.TLS
+	if tlsCfg == nil || len(tlsCfg.CertificateRefs) == 0 {
+		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonInvalidCertificateRef), "an HTTPS listener needs tls.certificateRefs"
+		return
+	}
+	if tlsCfg.Mode != nil && *tlsCfg.Mode != gwapiv1.TLSModeTerminate {
+		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonUnsupportedProtocol), "tls.mode Passthrough is not supported on HTTPS listeners; use Terminate"
+		return
+	}
+	for i, ref := range tlsCfg.CertificateRefs {
+		secret, rerr := t.listenerCertificate(g.gw, ref)
+		if rerr != nil {
+			l.refProblem, l.refProblemMsg = rerr.reason, fmt.Sprintf("tls.certificateRefs[%d]: %s", i, rerr.msg)
+			continue
+		}
+		g.secrets[secret.Name] = secret
+		l.certSecrets = append(l.certSecrets, secret.Name)
+	}
+	if len(l.certSecrets) == 0 {
+		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonInvalidCertificateRef), "no usable certificate: "+l.refProblemMsg
+	}
+}
+
+func (t *translator) listenerCertificate(gw *gwapiv1.Gateway, ref gwapiv1.SecretObjectReference) (ir.Secret, *refError) {
+	group, kind := "", "Secret"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if group != "" || kind != "Secret" {
+		return ir.Secret{}, newRefError(string(gwapiv1.ListenerReasonInvalidCertificateRef), "only core Secrets are supported, not %s/%s", group, kind)
+	}
+	ns := gw.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	if !t.refAllowed(crossRef{gwapiv1.GroupName, "Gateway", gw.Namespace, "", "Secret", ns, string(ref.Name)}) {
+		return ir.Secret{}, newRefError(string(gwapiv1.ListenerReasonRefNotPermitted), "Secret %s is in another namespace and no ReferenceGrant allows it", target)
+	}
+	return t.tlsCertificate(target, "", string(gwapiv1.ListenerReasonInvalidCertificateRef))
+}

@@ -1,0 +1,44 @@
+// Package translate turns a Resources snapshot and the DNS guard's vetted addresses into
+// the IR of every Portcullis Gateway plus the status of every input object. It is a pure
+// function: no API server, no network, no clock. Same input, byte-identical output.
+// It is best effort: a bad object gets a status saying why and is left out; the rest
+// still translates.
+package translate
+
+import (
+	"sort"
+
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Options carries what translation needs beyond the objects themselves.
+type Options struct {
+	// AddressPolicy vets literal IP destinations; nil refuses every IP destination (fail closed).
+	AddressPolicy egress.AddressPolicy
+	// ControllerName is the GatewayClass controllerName to serve (default egress.ControllerName).
+	ControllerName string
+}
+
+// Result is the output of one translation.
+type Result struct {
+	// Gateways holds the IR of every accepted Gateway of a Portcullis GatewayClass, by name.
+	Gateways []ir.Gateway `json:"gateways,omitempty"`
+	// Statuses are the statuses to write, computed from the inputs alone.
+	Statuses Statuses `json:"statuses"`
+}
+
+// Translate computes the IR and statuses for res, using addrs for FQDN destinations.
+func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
+	t := newTranslator(res, addrs, opts)
+	t.translateGatewayClasses()
+	for _, gw := range t.ourGateways() {
+		if g, ok := t.translateGateway(gw); ok {
+			t.result.Gateways = append(t.result.Gateways, g)
+		}
+	}
+	t.finishBackendStatuses()
+	t.finishPolicyStatuses()
+	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
+	return t.result
+}
