@@ -66,7 +66,7 @@ func (t *translator) attachRoute(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gw
 		}
 		attached = true
 		l.attachedRoutes++
-		g.addRoutes(l.envoyPort, domains, rules)
+		g.addRoutes(l, domains, rules)
 	}
 	if !attached {
 		return reject(gwapiv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches a hostname of the selected listeners")
@@ -162,12 +162,30 @@ func (t *translator) addParentStatus(r *gwapiv1.HTTPRoute, st gwapiv1.RouteParen
 	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
 }
 
-// addRoutes files the route entries under each domain of an Envoy port.
-func (g *gatewayContext) addRoutes(port uint32, domains []string, entries []routeEntry) {
+// addRoutes files the route entries under each domain of the listener's Envoy port.
+func (g *gatewayContext) addRoutes(l *listenerContext, domains []string, entries []routeEntry) {
+	port := l.envoyPort
 	if g.hosts[port] == nil {
 		g.hosts[port] = map[string][]routeEntry{}
 	}
+	entries = withRedirectPort(entries, l.spec.Port)
 	for _, d := range domains {
 		g.hosts[port][d] = append(g.hosts[port][d], entries...)
 	}
+}
+
+// withRedirectPort gives redirects that name neither scheme nor port the listener's public
+// port, as Gateway API requires; only the translator knows it (Envoy binds port+10000
+// below 1024 and strips the Host port).
+func withRedirectPort(entries []routeEntry, port gwapiv1.PortNumber) []routeEntry {
+	out := make([]routeEntry, len(entries))
+	for i, e := range entries {
+		if r := e.ir.Redirect; r != nil && r.Scheme == "" && r.Port == 0 {
+			fixed := *r
+			fixed.Port = uint32(port)
+			e.ir.Redirect = &fixed
+		}
+		out[i] = e
+	}
+	return out
 }

@@ -37,7 +37,8 @@ func (t *translator) tlsCertificate(ref types.NamespacedName, certKey, reason st
 	if certKey == "" {
 		certKey = corev1.TLSCertKey
 	}
-	cert, key := s.Data[certKey], s.Data[corev1.TLSPrivateKeyKey]
+	cert, _ := secretValue(s, certKey)
+	key, _ := secretValue(s, corev1.TLSPrivateKeyKey)
 	if err := checkKeyPair(cert, key); err != nil {
 		return ir.Secret{}, newRefError(reason, "Secret %s: %v", ref, err)
 	}
@@ -109,7 +110,7 @@ func (t *translator) objectValue(ref types.NamespacedName, kind, key, reason str
 		if !ok {
 			return nil, newRefError(reason, "Secret %s not found", ref)
 		}
-		if v, ok := s.Data[key]; ok {
+		if v, ok := secretValue(s, key); ok {
 			return v, nil
 		}
 		return nil, newRefError(reason, "Secret %s has no key %q", ref, key)
@@ -127,4 +128,16 @@ func (t *translator) objectValue(ref types.NamespacedName, kind, key, reason str
 		return nil, newRefError(reason, "ConfigMap %s has no key %q", ref, key)
 	}
 	return nil, newRefError(reason, "kind %q cannot hold certificates; use Secret or ConfigMap", kind)
+}
+
+// secretValue reads a Secret key from data, or from stringData as written in a file given
+// to `portcullis translate` (the API server folds stringData into data).
+func secretValue(s *corev1.Secret, key string) ([]byte, bool) {
+	if v, ok := s.Data[key]; ok {
+		return v, true
+	}
+	if v, ok := s.StringData[key]; ok {
+		return []byte(v), true
+	}
+	return nil, false
 }
