@@ -2,30 +2,17 @@ package envoyconfig
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	credentialinjectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
-	headermutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	upstreamcodecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.out.yaml from the current output")
 
 // goldenCase is one testdata/<name>.in.yaml IR.
 type goldenCase struct {
@@ -69,20 +56,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Build: %v", err)
 			}
 			got := renderResources(t, res)
-			path := filepath.Join("testdata", tc.name+".out.yaml")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from Build output (go test -update rewrites it); got:\n%s", path, got)
-			}
+			golden.Compare(t, filepath.Join("testdata", tc.name+".out.yaml"), got)
 		})
 	}
 }
@@ -135,76 +109,21 @@ func nonSecretMessages(r Resources) []proto.Message {
 	return out
 }
 
-func asMessages[T proto.Message](in []T) []proto.Message {
-	out := make([]proto.Message, len(in))
-	for i, m := range in {
-		out[i] = m
-	}
-	return out
-}
-
-// goldenResolver knows exactly the extension types Build may pack into an Any. A new
-// type fails rendering until it is listed here, so golden files never depend on what
-// else happens to be linked into the test binary.
-var goldenResolver = func() *protoregistry.Types {
-	types := new(protoregistry.Types)
-	for _, m := range []proto.Message{
-		&hcmv3.HttpConnectionManager{},
-		&routerv3.Router{},
-		&tlsv3.DownstreamTlsContext{},
-		&tlsv3.UpstreamTlsContext{},
-		&httpv3.HttpProtocolOptions{},
-		&headermutationv3.HeaderMutation{},
-		&credentialinjectorv3.CredentialInjector{},
-		&genericv3.Generic{},
-		&upstreamcodecv3.UpstreamCodec{},
-	} {
-		if err := types.RegisterMessage(m.ProtoReflect().Type()); err != nil {
-			panic(err)
-		}
-	}
-	return types
-}()
-
-// toJSONValue renders one message as protojson, decoded into plain Go values.
+// toJSONValue renders one message as plain values, failing the test on error.
 func toJSONValue(t *testing.T, m proto.Message) any {
 	t.Helper()
-	b, err := protojson.MarshalOptions{Resolver: goldenResolver, UseProtoNames: true}.Marshal(m)
+	v, err := JSONValue(m)
 	if err != nil {
-		t.Fatalf("protojson: %v", err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-// renderResources is the golden form: resources grouped by type, each as protojson with
-// proto field names, as YAML with sorted keys (protojson's own spacing is unstable).
+// renderResources is the golden form of the resources (secrets included: golden inputs
+// hold placeholder bytes, never real keys).
 func renderResources(t *testing.T, r Resources) []byte {
 	t.Helper()
-	groups := map[string][]proto.Message{
-		"listeners": asMessages(r.Listeners),
-		"routes":    asMessages(r.Routes),
-		"clusters":  asMessages(r.Clusters),
-		"endpoints": asMessages(r.Endpoints),
-		"secrets":   asMessages(r.Secrets),
-	}
-	doc := map[string][]any{}
-	for kind, msgs := range groups {
-		if len(msgs) == 0 {
-			continue
-		}
-		for _, m := range msgs {
-			doc[kind] = append(doc[kind], toJSONValue(t, m))
-		}
-	}
-	j, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := yaml.JSONToYAML(j)
+	y, err := RenderYAML(r, false)
 	if err != nil {
 		t.Fatal(err)
 	}

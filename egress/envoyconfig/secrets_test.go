@@ -70,7 +70,7 @@ func serialize(t *testing.T, msgs ...proto.Message) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := protojson.MarshalOptions{Resolver: goldenResolver}.Marshal(m)
+		j, err := protojson.MarshalOptions{Resolver: Resolver}.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,121 +1,52 @@
 package envoyconfig
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net/url"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/internal/testpki"
 )
 
-// testCA is a throw-away CA made at test time, so no key material is checked in.
+// testCA is the shared test PKI's CA under the names these tests use.
 type testCA struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
+	*testpki.CA
 	certPEM []byte
 }
 
 var (
 	caOnce sync.Once
 	ca     *testCA
-	caErr  error
-	serial int64 = 1
-	serMu  sync.Mutex
 )
 
-func nextSerial() *big.Int {
-	serMu.Lock()
-	defer serMu.Unlock()
-	serial++
-	return big.NewInt(serial)
-}
-
-// sharedCA returns the CA of this test process.
+// sharedCA returns the CA of this test process (made at test time: no key material is
+// checked in).
 func sharedCA(t testing.TB) *testCA {
 	t.Helper()
 	caOnce.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			caErr = err
-			return
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber:          big.NewInt(1),
-			Subject:               pkix.Name{CommonName: "portcullis test CA"},
-			NotBefore:             time.Now().Add(-time.Hour),
-			NotAfter:              time.Now().Add(24 * time.Hour),
-			IsCA:                  true,
-			BasicConstraintsValid: true,
-			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			caErr = err
-			return
-		}
-		cert, _ := x509.ParseCertificate(der)
-		ca = &testCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+		c := testpki.NewCA(t, "portcullis test CA")
+		ca = &testCA{CA: c, certPEM: c.CertPEM}
 	})
-	if caErr != nil {
-		t.Fatalf("test CA: %v", caErr)
-	}
 	return ca
 }
 
 // leaf issues a certificate for the DNS names and URIs, usable by servers and clients.
 func (c *testCA) leaf(t testing.TB, dnsNames []string, uris ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	name := "leaf"
+	if len(dnsNames) > 0 {
+		name = dnsNames[0]
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: nextSerial(),
-		Subject:      pkix.Name{CommonName: "portcullis test leaf"},
-		DNSNames:     dnsNames,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	for _, u := range uris {
-		parsed, err := url.Parse(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl.URIs = append(tmpl.URIs, parsed)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	p := c.Issue(t, testpki.Options{CommonName: name, DNSNames: dnsNames, URIs: uris, Client: true})
+	return p.CertPEM, p.KeyPEM
 }
 
 // tlsCertificate is leaf as a crypto/tls certificate, for test servers.
 func (c *testCA) tlsCertificate(t testing.TB, dnsNames ...string) tls.Certificate {
 	t.Helper()
-	certPEM, keyPEM := c.leaf(t, dnsNames)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
+	return c.Issue(t, testpki.Options{CommonName: "server", DNSNames: dnsNames, Client: true}).TLS
 }
 
 // withRealPEM replaces the placeholder bytes of a golden IR's certificate secrets by real

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -21,9 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden .out.yaml files from the current translator")
 
 // testInput is a test-only document in a golden input: the DNS guard's answers and the
 // ranges the test address policy refuses.
@@ -61,25 +59,8 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(got, again) {
 				t.Fatal("translation is not deterministic: two runs over the same input differ")
 			}
-			compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+".out.yaml", got)
+			golden.Compare(t, strings.TrimSuffix(in, ".in.yaml")+".out.yaml", got)
 		})
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run: go test ./egress/translate -run TestGolden -update)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("output differs from %s; run with -update and review the diff.\n--- got:\n%s", path, got)
 	}
 }
 

@@ -38,7 +38,8 @@ type Options struct {
 	DNSNames   []string
 	IPs        []net.IP
 	URIs       []string
-	// Client makes a client-authentication certificate instead of a server one.
+	// Client adds client authentication to the server usage, so the certificate can
+	// also be presented for mutual TLS.
 	Client bool
 	// NotAfter defaults to a day from now; set it in the past for an expired certificate.
 	NotAfter time.Time
@@ -83,7 +84,7 @@ func (ca *CA) Issue(t testing.TB, o Options) Pair {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if o.Client {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
 	for _, u := range o.URIs {
 		parsed, err := url.Parse(u)
