@@ -41,6 +41,11 @@ type Options struct {
 	HTTP2 bool
 	// Name is put in every response body, to tell upstreams apart.
 	Name string
+	// Addr is the host:port to listen on (default 127.0.0.1:0).
+	Addr string
+	// CloseConnections answers with "Connection: close", so every request opens a new
+	// connection (and a new TLS handshake).
+	CloseConnections bool
 }
 
 // Server is a running upstream.
@@ -60,7 +65,11 @@ type Server struct {
 // Start runs an upstream on 127.0.0.1 until the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := o.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +158,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	time.Sleep(time.Duration(s.delay.Load()))
 	w.Header().Set("X-Upstream", s.opts.Name)
+	if s.opts.CloseConnections {
+		w.Header().Set("Connection", "close")
+	}
 	w.WriteHeader(int(s.status.Load()))
 	fmt.Fprintf(w, "hello from %s via %s\n", s.opts.Name, r.Proto)
 }

@@ -1,0 +1,213 @@
+package xds
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// gatewayState is what the server keeps per Gateway.
+type gatewayState struct {
+	version   string
+	resources map[string]int
+	types     map[string]*typeState
+	streams   map[int64]*streamState
+}
+
+// streamState is one ADS stream, that is one connected Envoy.
+type streamState struct {
+	id          int64
+	gateway     string // empty until the first request names the node
+	nodeID      string
+	connectedAt time.Time
+	types       map[string]*typeState
+}
+
+type typeState struct {
+	TypeStatus
+	nonce string // of the last response sent on the stream
+}
+
+func typeOf(types map[string]*typeState, typeURL string) *typeState {
+	t := types[typeURL]
+	if t == nil {
+		t = &typeState{}
+		types[typeURL] = t
+	}
+	return t
+}
+
+// gatewayLocked returns the state of gateway, creating it. s.mu must be held.
+func (s *Server) gatewayLocked(gateway string) *gatewayState {
+	g := s.gateways[gateway]
+	if g == nil {
+		g = &gatewayState{types: map[string]*typeState{}, streams: map[int64]*streamState{}}
+		s.gateways[gateway] = g
+	}
+	return g
+}
+
+// forgetIfIdleLocked drops the state of a Gateway that has neither a snapshot nor an
+// Envoy. s.mu must be held.
+func (s *Server) forgetIfIdleLocked(gateway string) {
+	if g := s.gateways[gateway]; g != nil && g.version == "" && len(g.streams) == 0 {
+		delete(s.gateways, gateway)
+	}
+}
+
+// callbacks follow every ADS stream through go-control-plane's callbacks, which run
+// synchronously on the stream's goroutine: they only update state under s.mu and mark
+// the Gateway as changed, and never block.
+type callbacks struct{ s *Server }
+
+var _ sotw.Callbacks = callbacks{}
+
+func (c callbacks) OnStreamOpen(_ context.Context, id int64, _ string) error {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.s.streams[id] = &streamState{id: id, types: map[string]*typeState{}}
+	return nil
+}
+
+func (c callbacks) OnStreamClosed(id int64, _ *corev3.Node) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.streams[id]
+	delete(s.streams, id)
+	if st == nil || st.gateway == "" {
+		return
+	}
+	delete(s.gateways[st.gateway].streams, id)
+	s.forgetIfIdleLocked(st.gateway)
+	s.log.Info("Envoy disconnected", "gateway", st.gateway, "node", st.nodeID, "stream", id)
+	s.changes.mark(st.gateway)
+}
+
+// OnStreamRequest records ACKs and NACKs. A request answers the last response of its
+// type when it carries that response's nonce: with error_detail it is a NACK of the
+// version sent, otherwise an ACK of version_info. A request with an older nonce answers
+// a superseded response and is ignored (go-control-plane ignores it too). The first
+// request of a type on a stream reports in version_info the version Envoy already runs.
+func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.streams[id]
+	if st == nil {
+		return status.Errorf(codes.Internal, "unknown stream %d", id)
+	}
+	if err := s.attachLocked(st, req.GetNode()); err != nil {
+		return err
+	}
+	if s.recordRequestLocked(st, req) {
+		s.changes.mark(st.gateway)
+	}
+	return nil
+}
+
+// attachLocked ties a stream to the Gateway its node names, on the first request.
+func (s *Server) attachLocked(st *streamState, node *corev3.Node) error {
+	gateway := node.GetCluster()
+	if st.gateway != "" {
+		if gateway != st.gateway {
+			return status.Errorf(codes.InvalidArgument, "node.cluster changed from %q to %q on one stream", st.gateway, gateway)
+		}
+		return nil
+	}
+	if err := validGateway(gateway); err != nil {
+		return status.Errorf(codes.InvalidArgument, "node.cluster must name the Gateway: %v", err)
+	}
+	st.gateway, st.nodeID, st.connectedAt = gateway, node.GetId(), s.now()
+	s.gatewayLocked(gateway).streams[st.id] = st
+	s.log.Info("Envoy connected", "gateway", gateway, "node", st.nodeID, "stream", st.id)
+	s.changes.mark(gateway)
+	return nil
+}
+
+func (s *Server) recordRequestLocked(st *streamState, req *discoveryv3.DiscoveryRequest) bool {
+	gw := s.gateways[st.gateway]
+	t := typeOf(st.types, req.GetTypeUrl())
+	g := typeOf(gw.types, req.GetTypeUrl())
+	now := s.now()
+	switch {
+	case t.nonce == "":
+		if v := req.GetVersionInfo(); v != "" {
+			t.Acked, t.AckedAt = v, now
+			return true
+		}
+		return false
+	case req.GetResponseNonce() != t.nonce:
+		return false
+	case req.GetErrorDetail() != nil:
+		s.recordNackLocked(st, t, g, req, now)
+		return true
+	default:
+		v := req.GetVersionInfo()
+		t.Acked, t.AckedAt, t.Nack = v, now, nil
+		g.Acked, g.AckedAt = v, now
+		if g.Nack != nil && g.Nack.Version != v && v == gw.version {
+			g.Nack = nil // a newer version is in place
+		}
+		return true
+	}
+}
+
+// recordNackLocked keeps Envoy's message and parks the stream's watch: Envoy's NACK
+// carries the last version it accepted, which differs from the snapshot's, so
+// go-control-plane would resend the rejected response at once, and Envoy would reject
+// it again, forever. Presenting the rejected version as the request's version makes the
+// cache wait for the next snapshot instead.
+func (s *Server) recordNackLocked(st *streamState, t, g *typeState, req *discoveryv3.DiscoveryRequest, now time.Time) {
+	nack := Nack{Version: t.Sent, Message: redactResourceDump(req.GetErrorDetail().GetMessage()), NodeID: st.nodeID, At: now}
+	t.Nack = &nack
+	gatewayNack := nack
+	g.Nack = &gatewayNack
+	req.VersionInfo = t.Sent
+	s.log.Info("Envoy rejected configuration", "gateway", st.gateway, "node", st.nodeID,
+		"type", kind(req.GetTypeUrl()), "version", nack.Version, "error", nack.Message)
+}
+
+func (c callbacks) OnStreamResponse(_ context.Context, id int64, _ *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.streams[id]
+	if st == nil || st.gateway == "" {
+		return
+	}
+	now := s.now()
+	t := typeOf(st.types, resp.GetTypeUrl())
+	t.Sent, t.SentAt, t.nonce = resp.GetVersionInfo(), now, resp.GetNonce()
+	g := typeOf(s.gateways[st.gateway].types, resp.GetTypeUrl())
+	g.Sent, g.SentAt = resp.GetVersionInfo(), now
+	s.changes.mark(st.gateway)
+}
+
+// Envoy prefixes some rejections (proto constraint violations) with a text dump of the
+// whole resource, private keys of secrets included. The dump starts with the marker of
+// the protobuf debug format and ends where Envoy's own message starts.
+const (
+	debugDumpMarker   = "goo.gle/debugonly"
+	constraintMessage = "Proto constraint validation failed"
+)
+
+// redactResourceDump removes such a dump from a NACK message, which is logged and ends
+// up in the Gateway's status.
+func redactResourceDump(message string) string {
+	start := strings.Index(message, debugDumpMarker)
+	if start < 0 {
+		return message
+	}
+	rest := message[start:]
+	if end := strings.Index(rest, constraintMessage); end >= 0 {
+		return message[:start] + "[resource redacted]: " + rest[end:]
+	}
+	return message[:start] + "[resource redacted]"
+}

@@ -1,0 +1,188 @@
+package xds
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// consistent checks that a snapshot can be served over ADS as a whole: go-control-plane's
+// Consistent (the route configurations are exactly those the listeners name, the
+// endpoint resources exactly those the EDS clusters name) and the same for secrets.
+//
+// Secrets need the check as much: in ADS mode the snapshot cache answers a request only
+// when it names every resource of the type the snapshot holds, so one secret nothing
+// references would hold back every secret, and a referenced secret that is missing
+// leaves its listener or cluster warming forever.
+func consistent(snapshot *cachev3.Snapshot, referencedSecrets map[string]bool) error {
+	if err := snapshot.Consistent(); err != nil {
+		// Name the culprits; go-control-plane's message prints whole name sets.
+		refs := cachev3.GetAllResourceReferences(snapshot.Resources)
+		if errs := errors.Join(
+			compareReferences(snapshot, resource.RouteType, refs[resource.RouteType]),
+			compareReferences(snapshot, resource.EndpointType, refs[resource.EndpointType]),
+		); errs != nil {
+			return errs
+		}
+		return err
+	}
+	return compareReferences(snapshot, resource.SecretType, referencedSecrets)
+}
+
+// maxNamed bounds the names an inconsistency error lists.
+const maxNamed = 5
+
+// compareReferences reports the resources of typeURL that are referenced but missing
+// and those present but not referenced.
+func compareReferences(snapshot *cachev3.Snapshot, typeURL string, referenced map[string]bool) error {
+	present := snapshot.GetResources(typeURL)
+	var missing, unreferenced []string
+	for name := range referenced {
+		if _, ok := present[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	for name := range present {
+		if !referenced[name] {
+			unreferenced = append(unreferenced, name)
+		}
+	}
+	var errs []error
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("%s %s referenced but missing", kind(typeURL), someNames(missing)))
+	}
+	if len(unreferenced) > 0 {
+		errs = append(errs, fmt.Errorf("%s %s not referenced by any resource", kind(typeURL), someNames(unreferenced)))
+	}
+	return errors.Join(errs...)
+}
+
+// someNames lists the first names in order, and how many more there are.
+func someNames(names []string) string {
+	slices.Sort(names)
+	quoted := make([]string, 0, maxNamed)
+	for _, name := range names[:min(len(names), maxNamed)] {
+		quoted = append(quoted, fmt.Sprintf("%q", name))
+	}
+	list := strings.Join(quoted, ", ")
+	if len(names) > maxNamed {
+		list += fmt.Sprintf(" and %d more", len(names)-maxNamed)
+	}
+	if len(names) == 1 {
+		return list + " is"
+	}
+	return list + " are"
+}
+
+// collectSecretRefs adds the names of the secrets m fetches by SDS over ADS, looking
+// through every nested message that may hold a reference, including typed configs
+// (Any) of the types linked into this binary.
+func collectSecretRefs(m protoreflect.Message, names map[string]bool) error {
+	switch m.Descriptor().FullName() {
+	case sdsSecretConfigName:
+		sds := m.Interface().(*tlsv3.SdsSecretConfig)
+		if sds.GetSdsConfig().GetAds() != nil {
+			names[sds.GetName()] = true
+		}
+		return nil
+	case anyName:
+		return collectInAny(m.Interface().(*anypb.Any), names)
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		err = collectInField(fd, v, names)
+		return err == nil
+	})
+	return err
+}
+
+func collectInAny(a *anypb.Any, names map[string]bool) error {
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(a.GetTypeUrl())
+	if errors.Is(err, protoregistry.NotFound) {
+		return nil // a type this binary does not know cannot be one it built
+	}
+	if err != nil {
+		return err
+	}
+	if !mayReferenceSecrets(mt.Descriptor()) {
+		return nil
+	}
+	inner := mt.New()
+	if err := proto.Unmarshal(a.GetValue(), inner.Interface()); err != nil {
+		return fmt.Errorf("unmarshal %s: %w", a.GetTypeUrl(), err)
+	}
+	return collectSecretRefs(inner, names)
+}
+
+func collectInField(fd protoreflect.FieldDescriptor, v protoreflect.Value, names map[string]bool) error {
+	switch {
+	case fd.IsMap():
+		if md := fd.MapValue().Message(); md == nil || !mayReferenceSecrets(md) {
+			return nil
+		}
+		var err error
+		v.Map().Range(func(_ protoreflect.MapKey, e protoreflect.Value) bool {
+			err = collectSecretRefs(e.Message(), names)
+			return err == nil
+		})
+		return err
+	case fd.Message() == nil || !mayReferenceSecrets(fd.Message()):
+		return nil
+	case fd.IsList():
+		for i := 0; i < v.List().Len(); i++ {
+			if err := collectSecretRefs(v.List().Get(i).Message(), names); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return collectSecretRefs(v.Message(), names)
+	}
+}
+
+var (
+	sdsSecretConfigName = (&tlsv3.SdsSecretConfig{}).ProtoReflect().Descriptor().FullName()
+	anyName             = (&anypb.Any{}).ProtoReflect().Descriptor().FullName()
+	mayReference        sync.Map // protoreflect.FullName -> bool
+)
+
+// mayReferenceSecrets tells whether a message of type md can hold a secret reference:
+// whether SdsSecretConfig or Any (which may hold anything) is among the types its
+// fields lead to.
+func mayReferenceSecrets(md protoreflect.MessageDescriptor) bool {
+	if v, ok := mayReference.Load(md.FullName()); ok {
+		return v.(bool)
+	}
+	found := false
+	seen := map[protoreflect.FullName]bool{md.FullName(): true}
+	for queue := []protoreflect.MessageDescriptor{md}; len(queue) > 0 && !found; queue = queue[1:] {
+		d := queue[0]
+		if found = d.FullName() == sdsSecretConfigName || d.FullName() == anyName; found {
+			break
+		}
+		fields := d.Fields()
+		for i := range fields.Len() {
+			f := fields.Get(i)
+			next := f.Message()
+			if f.IsMap() {
+				next = f.MapValue().Message()
+			}
+			if next != nil && !seen[next.FullName()] {
+				seen[next.FullName()] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	mayReference.Store(md.FullName(), found)
+	return found
+}
