@@ -46,11 +46,7 @@ func (p prefixPolicy) CheckAddr(a netip.Addr) (bool, string) {
 // TestGolden translates every testdata/<case>.in.yaml and compares the IR and statuses
 // with <case>.out.yaml. Run with -update to accept a change, then review the diff.
 func TestGolden(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join("testdata", "*.in.yaml"))
-	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no golden inputs found: %v", err)
-	}
-	for _, in := range inputs {
+	for _, in := range goldenInputs(t) {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
 		t.Run(name, func(t *testing.T) {
 			res, addrs, policy := loadGoldenInput(t, in)
@@ -62,6 +58,16 @@ func TestGolden(t *testing.T) {
 			golden.Compare(t, strings.TrimSuffix(in, ".in.yaml")+".out.yaml", got)
 		})
 	}
+}
+
+// goldenInputs lists testdata/*.in.yaml.
+func goldenInputs(t *testing.T) []string {
+	t.Helper()
+	inputs, err := filepath.Glob(filepath.Join("testdata", "*.in.yaml"))
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no golden inputs found: %v", err)
+	}
+	return inputs
 }
 
 // loadGoldenInput expands the input's template functions (pem, b64) and splits it into
