@@ -16,7 +16,9 @@ type command struct {
 // commands lists the subcommands that exist in this build. Keep it the single place a
 // subcommand is registered so `portcullis help` never names one that is missing.
 var commands = map[string]command{
-	"version": {summary: "print the version of portcullis and the Envoy version it targets", run: runVersion},
+	"dnsguard":  {summary: "resolve names as the gateway would and show what the DNS guard vets or blocks (dnsguard resolve NAME...)", run: runDNSGuard},
+	"translate": {summary: "translate objects from files offline: statuses, Envoy configuration or a static bootstrap", run: runTranslate},
+	"version":   {summary: "print the version of portcullis and the Envoy version it targets", run: runVersion},
 }
 
 // run dispatches args to a subcommand and returns the process exit code: 0 on success,

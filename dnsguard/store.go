@@ -1,0 +1,282 @@
+package dnsguard
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// DefaultWorkers is how many names the Store resolves at once by default.
+const DefaultWorkers = 16
+
+// NameResolver resolves one name; *Resolver is the real one.
+type NameResolver interface {
+	Resolve(ctx context.Context, name string) Result
+}
+
+// StoreOptions are the Store's knobs beyond Config.
+type StoreOptions struct {
+	// Clock drives refreshes and expiry (k8s.io/utils/clock; a FakeClock in tests).
+	// Nil means the real clock.
+	Clock clock.Clock
+	// Workers bounds concurrent resolutions (DefaultWorkers when 0).
+	Workers int
+	// Metrics may be nil.
+	Metrics *Metrics
+}
+
+// Store keeps every tracked name resolved: it refreshes a name at 80-90% of its clamped
+// TTL, serves the last vetted set for the stale grace while resolution fails (state
+// Stale) and then drops it (fail closed), and signals on Changes whenever a name's
+// state, vetted set or blocked set changes. It is safe for concurrent use.
+type Store struct {
+	resolver NameResolver
+	clock    clock.Clock
+	workers  int
+	grace    time.Duration
+	minTTL   time.Duration
+	maxTTL   time.Duration
+	metrics  *Metrics
+	jitter   func() float64 // in [0, 1)
+
+	mu       sync.Mutex
+	entries  map[string]*entry
+	queue    dueQueue // refreshes
+	expiries dueQueue // ends of vetted sets, enforced even when every worker is busy
+	seq      uint64
+	gen      uint64
+	changed  map[string]struct{}
+
+	changes chan struct{}
+	wake    chan struct{} // the scheduler
+	expWake chan struct{} // the expirer
+
+	// Test hooks, set before Run: the scheduler is about to wait; a result was applied.
+	onIdle    func(now time.Time)
+	onApplied func(name string)
+}
+
+// entry is the Store's state for one tracked name.
+type entry struct {
+	name       string
+	gen        uint64 // results of an older tracking of the name are dropped
+	seq        uint64 // the live refresh dueItem
+	due        time.Time
+	expSeq     uint64 // the live expiry dueItem
+	res        egress.Resolution
+	inflight   bool
+	dropped    bool // the stale set was dropped and resolution still fails
+	failures   int  // consecutive resolutions without vetted addresses
+	goodUntil  time.Time
+	staleUntil time.Time
+}
+
+// job asks a worker to resolve one tracked name.
+type job struct {
+	name string
+	gen  uint64
+}
+
+// NewStore returns a Store resolving through r with cfg's TTL bounds and stale grace.
+func NewStore(r NameResolver, cfg Config, opts StoreOptions) *Store {
+	s := &Store{
+		resolver: r,
+		clock:    opts.Clock,
+		workers:  opts.Workers,
+		grace:    cfg.StaleGrace,
+		minTTL:   cfg.MinTTL,
+		maxTTL:   cfg.MaxTTL,
+		metrics:  opts.Metrics,
+		jitter:   rand.Float64,
+		entries:  map[string]*entry{},
+		changed:  map[string]struct{}{},
+		changes:  make(chan struct{}, 1),
+		wake:     make(chan struct{}, 1),
+		expWake:  make(chan struct{}, 1),
+	}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	if s.workers <= 0 {
+		s.workers = DefaultWorkers
+	}
+	return s
+}
+
+// Track starts resolving name (case-insensitive, trailing dot tolerated); it is Pending
+// until its first resolution. Tracking a tracked name does nothing.
+func (s *Store) Track(name string) {
+	s.mu.Lock()
+	s.trackLocked(NormalizeName(name))
+	s.mu.Unlock()
+	s.poke()
+}
+
+// Untrack stops resolving name and forgets it; a resolution in flight is discarded.
+func (s *Store) Untrack(name string) {
+	s.mu.Lock()
+	s.untrackLocked(NormalizeName(name))
+	s.mu.Unlock()
+}
+
+// SetNames tracks exactly names: new ones are added, the others untracked.
+func (s *Store) SetNames(names []string) {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[NormalizeName(n)] = true
+	}
+	s.mu.Lock()
+	for n := range s.entries {
+		if !want[n] {
+			s.untrackLocked(n)
+		}
+	}
+	for n := range want {
+		s.trackLocked(n)
+	}
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *Store) trackLocked(n string) {
+	if _, ok := s.entries[n]; ok {
+		return
+	}
+	s.gen++
+	e := &entry{name: n, gen: s.gen, res: egress.Resolution{State: egress.ResolutionPending}}
+	s.entries[n] = e
+	s.scheduleLocked(e, s.clock.Now())
+	s.metrics.setTracked(len(s.entries))
+}
+
+func (s *Store) untrackLocked(n string) {
+	if _, ok := s.entries[n]; ok {
+		delete(s.entries, n)
+		delete(s.changed, n)
+		s.metrics.setTracked(len(s.entries))
+	}
+}
+
+// Names returns the tracked names, sorted.
+func (s *Store) Names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.entries))
+	for n := range s.entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Addresses returns a copy of every tracked name's resolution, keyed by normalized name.
+func (s *Store) Addresses() egress.Addresses {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	out := make(egress.Addresses, len(s.entries))
+	for n, e := range s.entries {
+		out[n] = s.viewLocked(e, now)
+	}
+	return out
+}
+
+// Resolution returns a copy of name's resolution and whether name is tracked.
+func (s *Store) Resolution(name string) (egress.Resolution, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[NormalizeName(name)]
+	if !ok {
+		return egress.Resolution{}, false
+	}
+	return s.viewLocked(e, s.clock.Now()), true
+}
+
+// viewLocked copies e's resolution, dropping a vetted set past its deadline even if
+// the scheduler has not got to it yet: readers never see an expired set.
+func (s *Store) viewLocked(e *entry, now time.Time) egress.Resolution {
+	r := e.res
+	switch {
+	case r.State == egress.ResolutionStale && !now.Before(e.staleUntil):
+		return s.droppedResolution(r.Message)
+	case r.State == egress.ResolutionResolved && !now.Before(e.goodUntil.Add(s.grace)):
+		return s.droppedResolution("not refreshed since the TTL ended")
+	}
+	r.Vetted = slices.Clone(r.Vetted)
+	r.Blocked = slices.Clone(r.Blocked)
+	return r
+}
+
+func (s *Store) droppedResolution(msg string) egress.Resolution {
+	return egress.Resolution{
+		State:   egress.ResolutionFailed,
+		Message: joinNotes(msg, fmt.Sprintf("the last vetted addresses were dropped after the %v stale grace", s.grace)),
+	}
+}
+
+// Changes receives a value after one or more names changed state, vetted set or
+// blocked set. Signals are coalesced and never block the Store; call Changed for the
+// names, or Addresses for the new view.
+func (s *Store) Changes() <-chan struct{} { return s.changes }
+
+// Changed returns the names that changed since the last call, sorted, and forgets them.
+func (s *Store) Changed() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.changed))
+	for n := range s.changed {
+		names = append(names, n)
+	}
+	clear(s.changed)
+	sort.Strings(names)
+	return names
+}
+
+func (s *Store) markChangedLocked(name string) {
+	s.changed[name] = struct{}{}
+	select {
+	case s.changes <- struct{}{}:
+	default:
+	}
+}
+
+// poke wakes the scheduler and the expirer to look at the clock and queues again.
+func (s *Store) poke() {
+	for _, c := range []chan struct{}{s.wake, s.expWake} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *Store) scheduleLocked(e *entry, due time.Time) {
+	s.seq++
+	e.seq, e.due = s.seq, due
+	s.queue.push(dueItem{due: due, name: e.name, seq: e.seq})
+}
+
+// scheduleExpiryLocked makes the expirer check e at `at`, replacing any earlier check.
+func (s *Store) scheduleExpiryLocked(e *entry, at time.Time) {
+	s.seq++
+	e.expSeq = s.seq
+	s.expiries.push(dueItem{due: at, name: e.name, seq: e.expSeq})
+	select {
+	case s.expWake <- struct{}{}:
+	default:
+	}
+}
+
+// cancelExpiryLocked forgets e's pending expiry check.
+func (s *Store) cancelExpiryLocked(e *entry) {
+	s.seq++
+	e.expSeq = s.seq
+}
