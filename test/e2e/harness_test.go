@@ -103,9 +103,18 @@ func (d *dataPath) apply(yamlTmpl string, data any, addrs egress.Addresses) tran
 // get sends one request to the Gateway listener with the given Host and headers.
 func (d *dataPath) get(host, path string, header ...string) (int, string, http.Header) {
 	d.t.Helper()
+	code, body, h, err := d.try(host, path, header...)
+	if err != nil {
+		d.t.Fatalf("GET %s%s: %v", host, path, err)
+	}
+	return code, body, h
+}
+
+// try is get without failing the test: a listener may not exist yet.
+func (d *dataPath) try(host, path string, header ...string) (int, string, http.Header, error) {
 	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", d.port, path), nil)
 	if err != nil {
-		d.t.Fatal(err)
+		return 0, "", nil, err
 	}
 	req.Host = host
 	for i := 0; i+1 < len(header); i += 2 {
@@ -114,11 +123,11 @@ func (d *dataPath) get(host, path string, header ...string) (int, string, http.H
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
-		d.t.Fatalf("GET %s%s: %v", host, path, err)
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), resp.Header
+	return resp.StatusCode, string(body), resp.Header, nil
 }
 
 // eventually retries a request until it returns want: a new cluster may still be warming
@@ -127,7 +136,10 @@ func (d *dataPath) eventually(want int, host, path string, header ...string) str
 	d.t.Helper()
 	var last string
 	xdstest.WaitFor(d.t, 10*time.Second, fmt.Sprintf("GET %s%s answers %d", host, path, want), func() error {
-		code, body, _ := d.get(host, path, header...)
+		code, body, _, err := d.try(host, path, header...)
+		if err != nil {
+			return err
+		}
 		last = body
 		if code != want {
 			return fmt.Errorf("got %d: %s", code, strings.TrimSpace(body))
