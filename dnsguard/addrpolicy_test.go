@@ -119,7 +119,9 @@ func TestAddressPolicyIPv6Boundaries(t *testing.T) {
 	runAddrCases(t, mustAddrPolicy(t, nil, nil, nil), []addrCase{
 		{"::", false, "unspecified (::/128)"},
 		{"::1", false, "loopback (::1/128)"},
-		{"::2", true, ""},
+		{"::2", false, "IPv4-compatible (deprecated) (::/96)"},
+		{"::ffff:ffff", false, "IPv4-compatible (deprecated) (::/96)"},
+		{"::1:0:0", true, ""},
 		{"64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", true, ""},
 		{"64:ff9b::808:808", false, "NAT64 (64:ff9b::/96)"},
 		{"64:ff9b::", false, "NAT64 (64:ff9b::/96) embeds 0.0.0.0"},
@@ -173,6 +175,10 @@ func TestAddressPolicyEmbeddedIPv4(t *testing.T) {
 	p := mustAddrPolicy(t, nil, nil, nil)
 	runAddrCases(t, p, []addrCase{
 		{"::ffff:127.0.0.1", false, "IPv4-mapped 127.0.0.1: loopback (127.0.0.0/8)"},
+		{"::7f00:1", false, "IPv4-compatible (deprecated) (::/96)"},
+		{"::808:808", false, "IPv4-compatible (deprecated) (::/96)"},
+		{"::ffff:0:7f00:1", false, "IPv4-translated (SIIT) (::ffff:0:0:0/96)"},
+		{"::1:0:0:1", true, ""},
 		{"64:ff9b::7f00:1", false, "NAT64 (64:ff9b::/96) embeds 127.0.0.1: loopback (127.0.0.0/8)"},
 		{"64:ff9b:1::7f00:1", false, "local-use NAT64 (64:ff9b:1::/48, /96 layout) embeds 127.0.0.1: loopback"},
 		{"64:ff9b:1:7f00:0:100::", false, "local-use NAT64 (64:ff9b:1::/48, /48 layout) embeds 127.0.0.1: loopback"},
@@ -404,12 +410,13 @@ type naiveRange struct {
 	operator bool
 }
 
-// The DESIGN.md section 6 list, written out again for the model.
+// The DESIGN.md section 6 list, plus the IPv4-compatible and SIIT forms, written out
+// again for the model.
 var naiveSpecialPurpose = []string{
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
 	"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
 	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
+	"::/128", "::1/128", "::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
 	"2002::/16", "3fff::/20", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 }
 

@@ -60,6 +60,11 @@ var specialPurposeRanges = []deniedRange{
 	// IPv6
 	builtin("::/128", "unspecified", CategoryUnspecified),
 	builtin("::1/128", "loopback", CategoryLoopback),
+	// Deprecated IPv4-compatible (RFC 4291) and SIIT IPv4-translated (RFC 6145) forms: not
+	// in the IANA registry, but they embed an IPv4 address that some stacks may honour;
+	// unknown means refused.
+	builtin("::/96", "IPv4-compatible (deprecated)", CategoryReserved),
+	builtin("::ffff:0:0:0/96", "IPv4-translated (SIIT)", CategoryReserved),
 	builtin("64:ff9b::/96", "NAT64", CategoryNAT64),
 	builtin("64:ff9b:1::/48", "local-use NAT64", CategoryNAT64),
 	builtin("100::/64", "discard-only", CategoryDiscard),
