@@ -57,8 +57,10 @@ func explicitProtocol(p ir.UpstreamProtocol) (*httpv3.HttpProtocolOptions_Explic
 func isHTTP2(p ir.UpstreamProtocol) bool { return p == ir.ProtocolHTTP2 || p == ir.ProtocolGRPC }
 
 // applyProtocolNeeds sets what a route needs for the protocols of its clusters: the
-// WebSocket upgrade (off unless a route allows it), and for MCP no overall timeout, since
-// a streamed response lasts as long as the session, only an idle timeout.
+// WebSocket upgrade (off unless a route allows it); for MCP no overall timeout, since
+// a streamed response lasts as long as the session, only an idle timeout; for gRPC no
+// fixed 15 s route timeout either (it would cut every long stream) but the deadline the
+// client sends in grpc-timeout.
 func applyProtocolNeeds(a *routev3.RouteAction, targets []*ir.Cluster) {
 	if anyProtocol(targets, ir.ProtocolWebSocket) {
 		a.UpgradeConfigs = []*routev3.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}}
@@ -66,6 +68,10 @@ func applyProtocolNeeds(a *routev3.RouteAction, targets []*ir.Cluster) {
 	if anyProtocol(targets, ir.ProtocolMCP) {
 		a.Timeout = durationpb.New(0)
 		a.IdleTimeout = durationpb.New(mcpIdleTimeout)
+	}
+	if anyProtocol(targets, ir.ProtocolGRPC) {
+		a.Timeout = durationpb.New(0)
+		a.MaxStreamDuration = &routev3.RouteAction_MaxStreamDuration{GrpcTimeoutHeaderMax: durationpb.New(0)}
 	}
 }
 
