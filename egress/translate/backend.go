@@ -139,6 +139,7 @@ func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port 
 	t.recordAncestorsForBackend(n, g.gw)
 	tb := t.translateBackend(n)
 	tb.referenced = true
+	t.noteBackendGateway(n, g.gw)
 	p, e := pickBackendPort(tb.b, port)
 	if e != nil {
 		return nil, nil, e
@@ -180,4 +181,18 @@ func pickBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (egres
 		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s port %d is TCP; an HTTPRoute needs an HTTP, HTTPS or TLS port", nameOf(b), found.Port)
 	}
 	return *found, nil
+}
+
+// noteBackendGateway records that a Gateway's routes use the Backend.
+func (t *translator) noteBackendGateway(n types.NamespacedName, gw *gwapiv1.Gateway) {
+	if t.result.BackendGateways == nil {
+		t.result.BackendGateways = map[string][]string{}
+	}
+	key, gwKey := n.String(), nameOf(gw).String()
+	for _, existing := range t.result.BackendGateways[key] {
+		if existing == gwKey {
+			return
+		}
+	}
+	t.result.BackendGateways[key] = append(t.result.BackendGateways[key], gwKey)
 }

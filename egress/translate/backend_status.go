@@ -20,7 +20,12 @@ func (t *translator) finishBackendStatuses() {
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
 	for _, n := range names {
-		t.result.Statuses.Backends[n.String()] = t.backendStatus(t.translateBackend(n))
+		tb := t.translateBackend(n)
+		t.result.Statuses.Backends[n.String()] = t.backendStatus(tb)
+		if tb.ignoredMsg != "" {
+			t.result.Warnings = append(t.result.Warnings, Warning{Kind: egressv1alpha1.BackendKind, Namespace: n.Namespace, Name: n.Name,
+				Reason: ReasonIgnoredInlineTLS, Message: strings.TrimPrefix(tb.ignoredMsg, "; ")})
+		}
 	}
 }
 

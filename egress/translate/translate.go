@@ -26,7 +26,25 @@ type Result struct {
 	Gateways []ir.Gateway `json:"gateways,omitempty"`
 	// Statuses are the statuses to write, computed from the inputs alone.
 	Statuses Statuses `json:"statuses"`
+	// BackendGateways lists, per Backend ("namespace/name"), the Gateways whose routes use
+	// it, so the publisher can mark it Programmed once those Envoys acknowledge.
+	BackendGateways map[string][]string `json:"backendGateways,omitempty"`
+	// Warnings are things a user should hear about as Events, beyond status.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
+
+// Warning is one Warning Event to emit about an object.
+type Warning struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+}
+
+// ReasonIgnoredInlineTLS is the Warning Event reason for inline TLS fields that a
+// BackendTLSPolicy overrides.
+const ReasonIgnoredInlineTLS = "IgnoredInlineTLS"
 
 // Translate computes the IR and statuses for res, using addrs for FQDN destinations.
 func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
