@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -50,10 +51,14 @@ func Scheme() *runtime.Scheme {
 	if err := egressv1alpha1.AddToScheme(s); err != nil {
 		panic(err)
 	}
+	if err := gwapiv1.Install(s); err != nil {
+		panic(err)
+	}
 	return s
 }
 
-// StartAPIServer starts etcd and kube-apiserver with the CRDs of config/crd/bases. It
+// StartAPIServer starts etcd and kube-apiserver with our CRDs (config/crd/bases) and the
+// Gateway API standard CRDs (config/crd/gateway-api). It
 // returns an error instead of failing a test so TestMain can call it; callers decide
 // whether a missing binary fails (CI) or skips.
 func StartAPIServer() (*APIServer, error) {
@@ -67,7 +72,7 @@ func StartAPIServer() (*APIServer, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), filepath.Join(root, "config", "crd", "gateway-api")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()

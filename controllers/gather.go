@@ -1,0 +1,113 @@
+// Package controllers runs Portcullis in a cluster: one reconciler gathers every input
+// into egress.Resources, runs the pure translator with the DNS guard's addresses,
+// publishes the result to the xDS server, provisions Envoy, and writes statuses.
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/translate"
+)
+
+// gatherer reads every input of translation. Lists come from the informer cache.
+// Secrets and ConfigMaps are watched as metadata only and read by name when referenced,
+// so the manager never holds every Secret of the cluster in memory; a read is reused
+// while the object's resourceVersion is unchanged.
+type gatherer struct {
+	cache client.Reader
+	api   client.Reader
+	memo  map[translate.ObjectRef]client.Object
+}
+
+func newGatherer(cache, api client.Reader) *gatherer {
+	return &gatherer{cache: cache, api: api, memo: map[translate.ObjectRef]client.Object{}}
+}
+
+// gather returns a fresh snapshot of every input object.
+func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
+	res := &egress.Resources{}
+	lists := []struct {
+		list client.ObjectList
+		take func(client.ObjectList)
+	}{
+		{&gwapiv1.GatewayClassList{}, func(l client.ObjectList) { res.GatewayClasses = l.(*gwapiv1.GatewayClassList).Items }},
+		{&gwapiv1.GatewayList{}, func(l client.ObjectList) { res.Gateways = l.(*gwapiv1.GatewayList).Items }},
+		{&gwapiv1.HTTPRouteList{}, func(l client.ObjectList) { res.HTTPRoutes = l.(*gwapiv1.HTTPRouteList).Items }},
+		{&gwapiv1.ReferenceGrantList{}, func(l client.ObjectList) { res.ReferenceGrants = l.(*gwapiv1.ReferenceGrantList).Items }},
+		{&gwapiv1.BackendTLSPolicyList{}, func(l client.ObjectList) { res.BackendTLSPolicies = l.(*gwapiv1.BackendTLSPolicyList).Items }},
+		{&egressv1alpha1.BackendList{}, func(l client.ObjectList) { res.Backends = l.(*egressv1alpha1.BackendList).Items }},
+		{&corev1.ServiceList{}, func(l client.ObjectList) { res.Services = l.(*corev1.ServiceList).Items }},
+		{&discoveryv1.EndpointSliceList{}, func(l client.ObjectList) { res.EndpointSlices = l.(*discoveryv1.EndpointSliceList).Items }},
+		{&corev1.NamespaceList{}, func(l client.ObjectList) { res.Namespaces = l.(*corev1.NamespaceList).Items }},
+	}
+	for _, l := range lists {
+		if err := g.cache.List(ctx, l.list); err != nil {
+			return nil, fmt.Errorf("list %T: %w", l.list, err)
+		}
+		l.take(l.list)
+	}
+	return res, g.readReferenced(ctx, res)
+}
+
+// readReferenced adds the Secrets and ConfigMaps the objects refer to. A missing one is
+// simply absent: the translator reports it in the referring object's status.
+func (g *gatherer) readReferenced(ctx context.Context, res *egress.Resources) error {
+	seen := map[translate.ObjectRef]bool{}
+	for _, ref := range translate.References(res) {
+		seen[ref] = true
+		obj, err := g.read(ctx, ref)
+		if err != nil {
+			return err
+		}
+		switch o := obj.(type) {
+		case *corev1.Secret:
+			res.Secrets = append(res.Secrets, *o)
+		case *corev1.ConfigMap:
+			res.ConfigMaps = append(res.ConfigMaps, *o)
+		}
+	}
+	for ref := range g.memo {
+		if !seen[ref] {
+			delete(g.memo, ref)
+		}
+	}
+	return nil
+}
+
+// read returns the referenced object, or nil when it does not exist.
+func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Object, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+	if err := g.cache.Get(ctx, ref.Name, meta); err != nil {
+		if apierrors.IsNotFound(err) {
+			delete(g.memo, ref)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get %s %s metadata: %w", ref.Kind, ref.Name, err)
+	}
+	if cached, ok := g.memo[ref]; ok && cached.GetResourceVersion() == meta.ResourceVersion {
+		return cached, nil
+	}
+	obj := client.Object(&corev1.Secret{})
+	if ref.Kind == "ConfigMap" {
+		obj = &corev1.ConfigMap{}
+	}
+	if err := g.api.Get(ctx, ref.Name, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	g.memo[ref] = obj
+	return obj, nil
+}

@@ -1,0 +1,240 @@
+package infra
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
+)
+
+// Defaults of HostOptions.
+const (
+	DefaultStopGrace = 5 * time.Second
+	hostLoopback     = "127.0.0.1"
+)
+
+// HostOptions configure the host provider.
+type HostOptions struct {
+	// EnvoyBinary is the path of the envoy executable.
+	EnvoyBinary string
+	// XDSAddress and XDSPort are where the xDS server listens (plaintext, loopback);
+	// XDSAddress defaults to 127.0.0.1.
+	XDSAddress string
+	XDSPort    uint32
+	// WorkDir holds one directory per Gateway, <namespace>_<name>, with bootstrap.yaml
+	// and envoy.log.
+	WorkDir string
+	// Log receives starts, exits and restarts.
+	Log logr.Logger
+	// AdminPortBase, when not 0, makes admin ports predictable: each Envoy takes the
+	// lowest free port from it. When 0 each takes a port the kernel picks.
+	AdminPortBase uint32
+	// LogLevel is Envoy's --log-level; "info" when empty.
+	LogLevel string
+	// Concurrency is Envoy's --concurrency; Envoy's default (one per CPU) when 0.
+	Concurrency int
+	// StopGrace is how long Envoy may take to exit after SIGTERM before SIGKILL;
+	// DefaultStopGrace when 0.
+	StopGrace time.Duration
+	// RestartBackoff is the first wait before restarting an Envoy that exited (doubling
+	// up to MaxRestartBackoff); defaults 250 ms and 30 s.
+	RestartBackoff, MaxRestartBackoff time.Duration
+}
+
+// Host runs one Envoy process per Gateway on this machine and restarts it when it
+// exits. Listeners come by xDS, so a Gateway's listener changes need no restart.
+type Host struct {
+	opts HostOptions
+
+	mu      sync.Mutex
+	envoys  map[string]*hostEnvoy // by "<namespace>/<name>"
+	closed  bool
+	closing sync.WaitGroup
+}
+
+var _ Provider = (*Host)(nil)
+
+// NewHost returns the host provider.
+func NewHost(opts HostOptions) (*Host, error) {
+	if opts.EnvoyBinary == "" || opts.WorkDir == "" || opts.XDSPort == 0 {
+		return nil, errors.New("infra: the host provider needs the Envoy binary, a work directory and the xDS port")
+	}
+	if opts.XDSAddress == "" {
+		opts.XDSAddress = hostLoopback
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = defaultLogLevel
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	if opts.RestartBackoff == 0 {
+		opts.RestartBackoff = 250 * time.Millisecond
+	}
+	if opts.MaxRestartBackoff == 0 {
+		opts.MaxRestartBackoff = 30 * time.Second
+	}
+	if err := os.MkdirAll(opts.WorkDir, 0o750); err != nil {
+		return nil, fmt.Errorf("infra: work directory: %w", err)
+	}
+	return &Host{opts: opts, envoys: map[string]*hostEnvoy{}}, nil
+}
+
+// Ensure starts the Gateway's Envoy unless it runs already with the same bootstrap;
+// a changed bootstrap restarts it. It returns 127.0.0.1, where Envoy binds the
+// Gateway's listeners.
+func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAddress, error) {
+	if err := gw.validate(); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("infra: the host provider is closed")
+	}
+	e := h.envoys[gw.key()]
+	adminPort := uint32(0)
+	if e != nil {
+		adminPort = e.adminPort
+	} else {
+		port, err := h.pickAdminPort()
+		if err != nil {
+			return nil, err
+		}
+		adminPort = port
+	}
+	boot, err := bootstrap.YAML(bootstrap.Options{
+		Gateway:    gw.key(),
+		NodeID:     "host/" + gw.key(),
+		XDSAddress: h.opts.XDSAddress,
+		XDSPort:    h.opts.XDSPort,
+		AdminPort:  adminPort,
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e == nil:
+		e, err = h.start(gw.key(), h.dir(gw.Namespace, gw.Name), boot, adminPort)
+		if err != nil {
+			return nil, err
+		}
+		h.envoys[gw.key()] = e
+	case !bytes.Equal(e.bootstrap, boot):
+		h.opts.Log.Info("Envoy bootstrap changed; restarting", "gateway", gw.key())
+		e.stop()
+		if e, err = h.start(gw.key(), e.dir, boot, adminPort); err != nil {
+			delete(h.envoys, gw.key())
+			return nil, err
+		}
+		h.envoys[gw.key()] = e
+	}
+	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: hostLoopback}}, nil
+}
+
+// Delete stops the Gateway's Envoy and removes its directory.
+func (h *Host) Delete(_ context.Context, namespace, name string) error {
+	key := namespace + "/" + name
+	h.mu.Lock()
+	e := h.envoys[key]
+	delete(h.envoys, key)
+	h.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.stop()
+	if err := os.RemoveAll(e.dir); err != nil {
+		return fmt.Errorf("infra: remove %s: %w", e.dir, err)
+	}
+	return nil
+}
+
+// Close stops every Envoy (their directories and logs stay) and refuses later Ensures.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	envoys := h.envoys
+	h.envoys = map[string]*hostEnvoy{}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range envoys {
+		wg.Go(e.stop)
+	}
+	wg.Wait()
+	return nil
+}
+
+// AdminURL is the base URL of the Gateway's Envoy admin interface; false when the
+// Gateway has no Envoy here.
+func (h *Host) AdminURL(namespace, name string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.envoys[namespace+"/"+name]
+	if e == nil {
+		return "", false
+	}
+	return "http://" + net.JoinHostPort(hostLoopback, strconv.Itoa(int(e.adminPort))), true
+}
+
+// PID is the process ID of the Gateway's Envoy, 0 while it is not running (or between
+// an exit and its restart).
+func (h *Host) PID(namespace, name string) int {
+	h.mu.Lock()
+	e := h.envoys[namespace+"/"+name]
+	h.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	return e.pid()
+}
+
+// LogPath is the file holding the Gateway's Envoy output.
+func (h *Host) LogPath(namespace, name string) string {
+	return filepath.Join(h.dir(namespace, name), "envoy.log")
+}
+
+func (h *Host) dir(namespace, name string) string {
+	return filepath.Join(h.opts.WorkDir, namespace+"_"+name)
+}
+
+// pickAdminPort finds a free loopback port: from AdminPortBase upwards skipping the
+// ports of the other Envoys, or one the kernel picks. h.mu is held.
+func (h *Host) pickAdminPort() (uint32, error) {
+	if h.opts.AdminPortBase == 0 {
+		return freeLoopbackPort(0)
+	}
+	used := map[uint32]bool{}
+	for _, e := range h.envoys {
+		used[e.adminPort] = true
+	}
+	for p := h.opts.AdminPortBase; p < h.opts.AdminPortBase+1000 && p <= 65535; p++ {
+		if used[p] {
+			continue
+		}
+		if port, err := freeLoopbackPort(p); err == nil {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("infra: no free admin port from %d", h.opts.AdminPortBase)
+}
+
+// freeLoopbackPort checks that port (0: any) can be bound on 127.0.0.1 and returns it.
+func freeLoopbackPort(port uint32) (uint32, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(hostLoopback, strconv.Itoa(int(port))))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return uint32(l.Addr().(*net.TCPAddr).Port), nil
+}

@@ -1,0 +1,266 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/controllers/infra"
+	"github.com/portcullis-io/portcullis/dnsguard"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/translate"
+	"github.com/portcullis-io/portcullis/egress/xds"
+)
+
+// Options wire the reconciler to the rest of the manager.
+type Options struct {
+	// ControllerName is the GatewayClass controllerName served.
+	ControllerName gwapiv1.GatewayController
+	// XDS is the one place snapshots are published.
+	XDS *xds.Server
+	// DNS resolves and vets every outside name.
+	DNS *dnsguard.Store
+	// AddressPolicy vets literal IP destinations (the DNS guard's).
+	AddressPolicy egress.AddressPolicy
+	// Provider runs each Gateway's Envoy fleet.
+	Provider infra.Provider
+	// Envoy are the options of the Envoy configuration builders.
+	Envoy envoyconfig.Options
+	// Clock is the time source of status transition times (time.Now when nil).
+	Clock func() time.Time
+}
+
+// Reconciler is the one controller of Portcullis. Every watched change enqueues the same
+// key, so a burst of changes coalesces into one translation of the whole snapshot.
+type Reconciler struct {
+	opts     Options
+	gather   *gatherer
+	status   *statusWriter
+	recorder record.EventRecorder
+	log      logr.Logger
+
+	mu sync.Mutex
+	// live holds the Gateways published last time, so those that disappear are removed.
+	live map[string]types.NamespacedName
+}
+
+// reconcileKey is the single work item every event maps to.
+var reconcileKey = ctrl.Request{NamespacedName: types.NamespacedName{Name: "portcullis"}}
+
+// Reconcile gathers, translates, publishes, provisions and writes statuses.
+func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	res, err := r.gather.gather(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	r.opts.DNS.SetNames(outsideNames(res))
+	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
+		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName)})
+	gateways := gatewaysByKey(res)
+	problems := r.publish(ctx, result, gateways)
+	r.removeGone(ctx, result)
+	r.markProgrammed(&result, problems)
+	r.emitWarnings(result.Warnings)
+	err = r.status.write(ctx, result.Statuses)
+	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
+	return ctrl.Result{}, err
+}
+
+// publish builds and publishes every translated Gateway and provisions its Envoys. It
+// returns, per Gateway, why it could not be programmed; the previous snapshot stays
+// published then (last known good).
+func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
+	problems := map[string]error{}
+	for _, gw := range result.Gateways {
+		out, err := envoyconfig.Build(gw, r.opts.Envoy)
+		if err == nil {
+			_, _, err = r.opts.XDS.Publish(gw.Name, out)
+		}
+		if err != nil {
+			problems[gw.Name] = fmt.Errorf("the Envoy configuration could not be built: %w", err)
+			r.log.Error(err, "publish", "gateway", gw.Name)
+			continue
+		}
+		obj := gateways[gw.Name]
+		if r.opts.Provider == nil || obj == nil {
+			continue
+		}
+		addrs, err := r.opts.Provider.Ensure(ctx, infra.GatewayOf(obj))
+		if err != nil {
+			problems[gw.Name] = fmt.Errorf("the Envoy fleet could not be provisioned: %w", err)
+			continue
+		}
+		if st := result.Statuses.Gateways[gw.Name]; st != nil {
+			st.Addresses = addrs
+		}
+	}
+	return problems
+}
+
+// removeGone withdraws the snapshot and Envoys of Gateways no longer translated.
+func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := map[string]types.NamespacedName{}
+	for _, gw := range result.Gateways {
+		now[gw.Name] = parseKey(gw.Name)
+	}
+	for key, name := range r.live {
+		if _, ok := now[key]; ok {
+			continue
+		}
+		r.opts.XDS.Remove(key)
+		if r.opts.Provider != nil {
+			if err := r.opts.Provider.Delete(ctx, name.Namespace, name.Name); err != nil {
+				r.log.Error(err, "delete Envoy fleet", "gateway", key)
+				now[key] = name // try again next time
+			}
+		}
+	}
+	r.live = now
+}
+
+// markProgrammed turns the translator's Pending Programmed conditions into what Envoy
+// said: Programmed once every Envoy of the Gateway acknowledged, Rejected with Envoy's
+// message on a NACK.
+func (r *Reconciler) markProgrammed(result *translate.Result, problems map[string]error) {
+	programmed := map[string]programState{}
+	for key, st := range result.Statuses.Gateways {
+		ps := r.gatewayProgramState(key, problems[key])
+		programmed[key] = ps
+		applyProgrammed(st, ps)
+	}
+	for key, st := range result.Statuses.Backends {
+		c := findCond(st.Conditions, egressv1alpha1.ConditionProgrammed)
+		if c == nil || c.Reason != egressv1alpha1.ReasonPending || !backendUsable(st) {
+			continue
+		}
+		ps := combine(result.BackendGateways[key], programmed)
+		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.backendReason(), ps.message
+	}
+}
+
+// programState is whether a Gateway's configuration is in force in Envoy.
+type programState struct {
+	ok      bool
+	reason  string // xds.ReasonProgrammed, ReasonRejected, ReasonPending, or Invalid
+	message string
+}
+
+func (r *Reconciler) gatewayProgramState(key string, problem error) programState {
+	if problem != nil {
+		return programState{reason: string(gwapiv1.GatewayReasonInvalid), message: problem.Error()}
+	}
+	ok, reason, msg := r.opts.XDS.Status(key).Programmed()
+	return programState{ok: ok, reason: reason, message: msg}
+}
+
+func (p programState) backendReason() string {
+	switch p.reason {
+	case xds.ReasonProgrammed:
+		return egressv1alpha1.ReasonProgrammed
+	case xds.ReasonRejected:
+		return egressv1alpha1.ReasonRejected
+	}
+	return egressv1alpha1.ReasonPending
+}
+
+// combine is the state of a Backend used by several Gateways: programmed only when all
+// are; a rejection anywhere is reported.
+func combine(gateways []string, states map[string]programState) programState {
+	out := programState{ok: len(gateways) > 0, reason: xds.ReasonProgrammed, message: "Envoy acknowledged the configuration of " + strings.Join(gateways, ", ")}
+	for _, gw := range gateways {
+		st := states[gw]
+		if st.ok {
+			continue
+		}
+		out.ok = false
+		if out.reason != xds.ReasonRejected {
+			out.reason, out.message = st.reason, gw+": "+st.message
+		}
+	}
+	return out
+}
+
+// applyProgrammed sets a Gateway's and its valid listeners' Programmed conditions.
+func applyProgrammed(st *gwapiv1.GatewayStatus, ps programState) {
+	if c := findCond(st.Conditions, string(gwapiv1.GatewayConditionProgrammed)); c != nil && c.Reason == string(gwapiv1.GatewayReasonPending) {
+		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.reason, ps.message
+		if ps.ok {
+			c.Message = "Envoy acknowledged the configuration"
+		}
+	}
+	for i := range st.Listeners {
+		c := findCond(st.Listeners[i].Conditions, string(gwapiv1.ListenerConditionProgrammed))
+		if c != nil && c.Reason == string(gwapiv1.ListenerReasonPending) && ps.ok {
+			c.Status, c.Reason, c.Message = "True", string(gwapiv1.ListenerReasonProgrammed), "Envoy acknowledged the configuration"
+		}
+	}
+}
+
+// emitWarnings turns translation warnings into Warning Events.
+func (r *Reconciler) emitWarnings(ws []translate.Warning) {
+	if r.recorder == nil {
+		return
+	}
+	for _, w := range ws {
+		obj := &egressv1alpha1.Backend{}
+		obj.Namespace, obj.Name = w.Namespace, w.Name
+		obj.SetGroupVersionKind(egressv1alpha1.GroupVersion.WithKind(w.Kind))
+		r.recorder.Event(obj, corev1.EventTypeWarning, w.Reason, w.Message)
+	}
+}
+
+// outsideNames lists the names the DNS guard must resolve: FQDN Backends and
+// ExternalName Services.
+func outsideNames(res *egress.Resources) []string {
+	set := map[string]bool{}
+	for _, b := range res.Backends {
+		if f := b.Spec.Destination.FQDN; f != nil {
+			set[strings.ToLower(f.Hostname)] = true
+		}
+	}
+	for _, s := range res.Services {
+		if s.Spec.Type == corev1.ServiceTypeExternalName && s.Spec.ExternalName != "" {
+			set[strings.TrimSuffix(strings.ToLower(s.Spec.ExternalName), ".")] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func gatewaysByKey(res *egress.Resources) map[string]*gwapiv1.Gateway {
+	out := map[string]*gwapiv1.Gateway{}
+	for i := range res.Gateways {
+		out[client.ObjectKeyFromObject(&res.Gateways[i]).String()] = &res.Gateways[i]
+	}
+	return out
+}
+
+func backendUsable(st *egressv1alpha1.BackendStatus) bool {
+	for _, t := range []string{egressv1alpha1.ConditionAccepted, egressv1alpha1.ConditionResolvedRefs} {
+		if c := findCond(st.Conditions, t); c == nil || c.Status != "True" {
+			return false
+		}
+	}
+	return true
+}
+

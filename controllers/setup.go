@@ -1,0 +1,80 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+)
+
+// NewReconciler makes the reconciler for a manager.
+func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	return &Reconciler{
+		opts:     opts,
+		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
+		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock},
+		recorder: mgr.GetEventRecorderFor("portcullis"),
+		log:      mgr.GetLogger().WithName("portcullis"),
+		live:     map[string]types.NamespacedName{},
+	}
+}
+
+// SetupWithManager watches every input and maps each event to the single reconcile key;
+// DNS guard and xDS changes arrive through channels.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{reconcileKey}
+	})
+	// Our own status writes change resourceVersion but not generation: ignore them.
+	specOnly := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
+		Watches(&gwapiv1.GatewayClass{}, all, specOnly).
+		Watches(&gwapiv1.Gateway{}, all, specOnly).
+		Watches(&gwapiv1.HTTPRoute{}, all, specOnly).
+		Watches(&gwapiv1.ReferenceGrant{}, all).
+		Watches(&gwapiv1.BackendTLSPolicy{}, all, specOnly).
+		Watches(&egressv1alpha1.Backend{}, all, specOnly).
+		Watches(&corev1.Service{}, all).
+		Watches(&discoveryv1.EndpointSlice{}, all).
+		Watches(&corev1.Namespace{}, all).
+		WatchesMetadata(&corev1.Secret{}, all).
+		WatchesMetadata(&corev1.ConfigMap{}, all).
+		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
+		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all))
+	return b.Complete(r)
+}
+
+// forward turns any notification channel into the generic events a source.Channel takes.
+func forward[T any](ctx context.Context, in <-chan T) <-chan event.GenericEvent {
+	out := make(chan event.GenericEvent, 1)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-in:
+				select {
+				case out <- event.GenericEvent{Object: &egressv1alpha1.Backend{}}:
+				default: // one pending event is enough: every reconcile translates everything
+				}
+			}
+		}
+	}()
+	return out
+}

@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/controllers/status"
+	"github.com/portcullis-io/portcullis/egress/translate"
+)
+
+// statusWriter stores translation's statuses: only when something changed (so a resync
+// changes no resourceVersion), keeping transition times and other controllers' entries,
+// retrying on conflicts.
+type statusWriter struct {
+	c          client.Client
+	controller gwapiv1.GatewayController
+	now        func() time.Time
+}
+
+// write stores every status; it returns the errors of the objects it could not update.
+func (w *statusWriter) write(ctx context.Context, st translate.Statuses) error {
+	var errs []error
+	for name, conds := range st.GatewayClasses {
+		errs = append(errs, w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
+			gc := o.(*gwapiv1.GatewayClass)
+			return w.mergeConditions(&gc.Status.Conditions, conds)
+		}))
+	}
+	for key, want := range st.Gateways {
+		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.Gateway{}, func(o client.Object) bool {
+			return w.mergeGateway(&o.(*gwapiv1.Gateway).Status, want)
+		}))
+	}
+	for key, want := range st.HTTPRoutes {
+		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
+			r := o.(*gwapiv1.HTTPRoute)
+			merged := status.MergeRouteParents(r.Status.Parents, want, w.controller, w.now())
+			changed := !status.RouteParentsEqual(r.Status.Parents, merged)
+			r.Status.Parents = merged
+			return changed
+		}))
+	}
+	for key, want := range st.BackendTLSPolicies {
+		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+			p := o.(*gwapiv1.BackendTLSPolicy)
+			merged := status.MergeAncestors(p.Status.Ancestors, want, w.controller, w.now())
+			changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
+			p.Status.Ancestors = merged
+			return changed
+		}))
+	}
+	for key, want := range st.Backends {
+		errs = append(errs, w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {
+			return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
+		}))
+	}
+	return errors.Join(errs...)
+}
+
+// update reads the object, lets mutate change its status, and writes it only if mutate
+// reports a change. A deleted object is not an error.
+func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj client.Object, mutate func(client.Object) bool) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.c.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		if !mutate(obj) {
+			return nil
+		}
+		return w.c.Status().Update(ctx, obj)
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// mergeConditions merges want into *stored and reports whether anything changed.
+func (w *statusWriter) mergeConditions(stored *[]metav1.Condition, want []metav1.Condition) bool {
+	merged := status.MergeConditions(*stored, want, w.now())
+	changed := !status.ConditionsEqual(*stored, merged)
+	*stored = merged
+	return changed
+}
+
+func (w *statusWriter) mergeGateway(stored *gwapiv1.GatewayStatus, want *gwapiv1.GatewayStatus) bool {
+	changed := w.mergeConditions(&stored.Conditions, want.Conditions)
+	listeners := make([]gwapiv1.ListenerStatus, 0, len(want.Listeners))
+	for _, l := range want.Listeners {
+		var old []metav1.Condition
+		for _, s := range stored.Listeners {
+			if s.Name == l.Name {
+				old = s.Conditions
+				changed = changed || s.AttachedRoutes != l.AttachedRoutes || len(s.SupportedKinds) != len(l.SupportedKinds)
+			}
+		}
+		merged := status.MergeConditions(old, l.Conditions, w.now())
+		changed = changed || !status.ConditionsEqual(old, merged)
+		l.Conditions = merged
+		listeners = append(listeners, l)
+	}
+	changed = changed || len(stored.Listeners) != len(listeners)
+	stored.Listeners = listeners
+	if want.Addresses != nil {
+		changed = changed || !addressesEqual(stored.Addresses, want.Addresses)
+		stored.Addresses = want.Addresses
+	}
+	return changed
+}
+
+func addressesEqual(a, b []gwapiv1.GatewayStatusAddress) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Value != b[i].Value || (a[i].Type == nil) != (b[i].Type == nil) || (a[i].Type != nil && *a[i].Type != *b[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *statusWriter) mergeBackend(stored *egressv1alpha1.BackendStatus, want *egressv1alpha1.BackendStatus) bool {
+	next := *want.DeepCopy()
+	next.Conditions = status.MergeConditions(stored.Conditions, want.Conditions, w.now())
+	cmpNext, cmpStored := next.DeepCopy(), stored.DeepCopy()
+	cmpNext.Conditions, cmpStored.Conditions = nil, nil
+	changed := !status.ConditionsEqual(stored.Conditions, next.Conditions) || !equalJSON(cmpNext, cmpStored)
+	*stored = next
+	return changed
+}
+
+// parseKey splits "namespace/name" (a cluster-scoped key has no slash).
+func parseKey(key string) types.NamespacedName {
+	if ns, name, ok := strings.Cut(key, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Name: key}
+}

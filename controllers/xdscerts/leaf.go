@@ -1,0 +1,62 @@
+package xdscerts
+
+import (
+	"bytes"
+	"crypto/x509"
+	"time"
+)
+
+// leafDecision is what a leaf Secret must become.
+type leafDecision struct {
+	pair keyPair
+	// reissue is set when a new certificate and key replace the stored ones, with the
+	// reason; refreshBundle when only ca.crt changes.
+	reissue       bool
+	reason        string
+	refreshBundle bool
+}
+
+// planLeaf decides whether the leaf stored in data can stay. A leaf is reissued when it
+// is missing or unreadable, names the wrong identity, is not valid now under the trust
+// bundle, or 2/3 of its life is over. In the last case the new leaf waits until the
+// signing CA has been trusted for propagation (so that every peer trusts its issuer
+// first), unless the old leaf would expire meanwhile.
+func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, propagation time.Duration) leafDecision {
+	pair, err := parseKeyPair(data[CertKey], data[KeyKey])
+	switch {
+	case err != nil && len(data[CertKey]) == 0:
+		return leafDecision{reissue: true, reason: "created"}
+	case err != nil:
+		return leafDecision{reissue: true, reason: "the stored certificate is unreadable (" + err.Error() + ")"}
+	case !spec.matches(pair.cert):
+		return leafDecision{reissue: true, reason: "the certificate names another identity"}
+	}
+	if _, err := pair.cert.Verify(x509.VerifyOptions{
+		Roots:       pool(ca.bundle),
+		CurrentTime: now,
+		KeyUsages:   []x509.ExtKeyUsage{spec.usage},
+	}); err != nil {
+		return leafDecision{reissue: true, reason: "the certificate is not valid now (" + err.Error() + ")"}
+	}
+	if !now.Before(renewalTime(pair.cert)) {
+		signerAge := now.Sub(issuedAt(ca.signer.cert))
+		if signerAge >= propagation || pair.cert.NotAfter.Sub(now) <= propagation {
+			return leafDecision{reissue: true, reason: "2/3 of the certificate's life is over (renewal due " +
+				renewalTime(pair.cert).UTC().Format(time.RFC3339) + ")"}
+		}
+	}
+	return leafDecision{pair: pair, refreshBundle: !bytes.Equal(data[BundleKey], bundlePEM(ca.bundle))}
+}
+
+// leafData is a leaf Secret's content.
+func leafData(pair keyPair, ca caState) (map[string][]byte, error) {
+	key, err := keyPEM(pair.key)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		CertKey:   certPEM(pair.cert),
+		KeyKey:    key,
+		BundleKey: bundlePEM(ca.bundle),
+	}, nil
+}
