@@ -263,4 +263,3 @@ func backendUsable(st *egressv1alpha1.BackendStatus) bool {
 	}
 	return true
 }
-
