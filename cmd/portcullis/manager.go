@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/controllers"
+	"github.com/portcullis-io/portcullis/controllers/infra"
+	"github.com/portcullis-io/portcullis/controllers/xdscerts"
+	"github.com/portcullis-io/portcullis/dnsguard"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/xds"
+)
+
+// managerFlags are the options of `portcullis manager`.
+type managerFlags struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	namespace              string
+	xdsPort                uint
+	xdsService             string
+	provider               string
+	envoyImage             string
+	envoyBinary, workDir   string
+	systemCAFile           string
+	guard                  dnsguard.Config
+}
+
+func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
+	f := &managerFlags{guard: dnsguard.DefaultConfig()}
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (HTTPS with authentication in a cluster); 0 disables it")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so only one replica reconciles")
+	fs.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the manager's namespace: leader election lease and xDS certificates (default $POD_NAMESPACE)")
+	fs.UintVar(&f.xdsPort, "xds-port", 18000, "port of the xDS gRPC server")
+	fs.StringVar(&f.xdsService, "xds-service", "portcullis-xds", "name of the Service in front of the xDS server (Envoy pods connect to <name>.<namespace>.svc)")
+	fs.StringVar(&f.provider, "provider", "kubernetes", "where Envoy runs: kubernetes (a Deployment per Gateway) or host (an Envoy process per Gateway on this machine)")
+	fs.StringVar(&f.envoyImage, "envoy-image", infra.DefaultImage, "Envoy image for the kubernetes provider")
+	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
+	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
+	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "trust store Envoy uses for Backends that trust the System CAs")
+	f.guard.RegisterFlags(fs)
+	return f
+}
+
+func (f *managerFlags) validate() error {
+	var errs []error
+	if f.provider != "kubernetes" && f.provider != "host" {
+		errs = append(errs, fmt.Errorf("--provider %q: use kubernetes or host", f.provider))
+	}
+	if f.provider == "kubernetes" && f.namespace == "" {
+		errs = append(errs, errors.New("--namespace is required with --provider kubernetes (or set POD_NAMESPACE)"))
+	}
+	if f.xdsPort == 0 || f.xdsPort > 65535 {
+		errs = append(errs, fmt.Errorf("--xds-port %d: want 1-65535", f.xdsPort))
+	}
+	if err := f.guard.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// runManager runs the operator until interrupted.
+func runManager(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := registerManagerFlags(fs)
+	opts := zap.Options{}
+	opts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintf(stderr, "portcullis manager: %v\n", err)
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts), zap.WriteTo(stderr)))
+	if err := startManager(ctrl.SetupSignalHandler(), f, ctrl.Log.WithName("manager")); err != nil {
+		fmt.Fprintf(stderr, "portcullis manager: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Scheme holds every type the manager reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwapiv1.Install, egressv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no Kubernetes configuration (set KUBECONFIG or run in a cluster): %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsOptions(f),
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        "portcullis-manager.portcullis.io",
+		LeaderElectionNamespace: f.namespace,
+	})
+	if err != nil {
+		return err
+	}
+	server := xds.New(log.WithName("xds"))
+	provider, grpcOpts, xdsHost, err := setupProvider(ctx, f, mgr, cfg)
+	if err != nil {
+		return err
+	}
+	if err := serveXDS(ctx, mgr, server, xdsHost, f.xdsPort, grpcOpts); err != nil {
+		return err
+	}
+	store, policy, err := setupDNSGuard(f)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(runnable(func(ctx context.Context) error { return store.Run(ctx) })); err != nil {
+		return err
+	}
+	r := controllers.NewReconciler(mgr, controllers.Options{
+		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
+		Envoy: envoyconfig.Options{SystemCAFile: f.systemCAFile},
+	})
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting", "provider", f.provider, "xds", net.JoinHostPort(xdsHost, strconv.Itoa(int(f.xdsPort))))
+	return mgr.Start(ctx)
+}
+
+// metricsOptions serves metrics over HTTPS with authentication in a cluster; on a host,
+// plain HTTP bound to loopback.
+func metricsOptions(f *managerFlags) metricsserver.Options {
+	if f.provider == "host" {
+		return metricsserver.Options{BindAddress: f.metricsAddr}
+	}
+	return metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
+}
+
+// setupProvider picks where Envoy runs and how it reaches the xDS server: over mTLS
+// through the xDS Service in a cluster, over loopback on a host.
+func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *rest.Config) (infra.Provider, []grpc.ServerOption, string, error) {
+	if f.provider == "host" {
+		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: f.envoyBinary, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), WorkDir: f.workDir, Log: mgr.GetLogger().WithName("envoy")})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return p, nil, "127.0.0.1", mgr.Add(runnable(func(ctx context.Context) error { <-ctx.Done(); return p.Close() }))
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	certs, err := xdscerts.New(direct, xdscerts.Options{Namespace: f.namespace, ServiceNames: xdscerts.ServiceDNSNames(f.xdsService, f.namespace), Log: mgr.GetLogger().WithName("xds-certs")})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := certs.Ensure(ctx); err != nil {
+		return nil, nil, "", fmt.Errorf("xDS certificates: %w", err)
+	}
+	if err := mgr.Add(certs); err != nil {
+		return nil, nil, "", err
+	}
+	p, err := infra.NewKubernetes(mgr.GetClient(), infra.KubernetesOptions{
+		Image: f.envoyImage, XDSAddress: f.xdsService + "." + f.namespace + ".svc", XDSPort: uint32(f.xdsPort), ClientSecrets: certs})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return p, certs.ServerOptions(), "", nil
+}
+
+// serveXDS starts the xDS gRPC server with the manager.
+func serveXDS(ctx context.Context, mgr ctrl.Manager, server *xds.Server, host string, port uint, opts []grpc.ServerOption) error {
+	lis, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	if err != nil {
+		return fmt.Errorf("xDS listener: %w", err)
+	}
+	return mgr.Add(runnable(func(ctx context.Context) error { return server.Serve(ctx, lis, opts...) }))
+}
+
+func setupDNSGuard(f *managerFlags) (*dnsguard.Store, *dnsguard.AddressPolicy, error) {
+	metrics, err := dnsguard.NewDefaultMetrics()
+	if err != nil {
+		return nil, nil, err
+	}
+	resolver, err := dnsguard.NewResolver(f.guard, metrics)
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := f.guard.AddressPolicy()
+	if err != nil {
+		return nil, nil, err
+	}
+	return dnsguard.NewStore(resolver, f.guard, dnsguard.StoreOptions{Metrics: metrics}), policy, nil
+}
+
+// runnable adapts a function to a manager Runnable.
+type runnable func(context.Context) error
+
+func (r runnable) Start(ctx context.Context) error { return r(ctx) }

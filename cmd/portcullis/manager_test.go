@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+	"github.com/portcullis-io/portcullis/internal/testenv"
+)
+
+func TestManagerRefusesBadFlagsWithAClearMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "an unknown provider", args: []string{"--provider", "docker", "--namespace", "x"}, want: `--provider "docker": use kubernetes or host`},
+		{name: "the kubernetes provider without a namespace", args: []string{"--provider", "kubernetes", "--namespace", ""}, want: "--namespace is required with --provider kubernetes"},
+		{name: "an xDS port out of range", args: []string{"--provider", "host", "--xds-port", "70000"}, want: "--xds-port 70000: want 1-65535"},
+		{name: "an invalid DNS guard CIDR", args: []string{"--provider", "host", "--allow-cidr", "10.0.0.0/33"}, want: "--allow-cidr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("POD_NAMESPACE", "")
+			var stdout, stderr bytes.Buffer
+			if code := run(append([]string{"manager"}, tt.args...), &stdout, &stderr); code != 2 {
+				t.Fatalf("exit code %d, want 2; stderr: %s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("stderr %q does not contain %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestManagerStartsInHostMode starts the real manager (host provider, loopback xDS)
+// against the real API server and waits for its readiness endpoint.
+func TestManagerStartsInHostMode(t *testing.T) {
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		testenv.MissingBinary(t, "the test API server", "envtest-assets", err)
+	}
+	t.Cleanup(func() { _ = api.Stop() })
+	kubeconfig, err := api.Kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	probe := xdstest.FreePort(t)
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	f := registerManagerFlags(fs)
+	if err := fs.Parse([]string{"--provider", "host", "--envoy-binary", testenv.EnvoyBinary(t), "--work-dir", t.TempDir(),
+		"--metrics-bind-address", "0", "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probe),
+		"--xds-port", fmt.Sprint(xdstest.FreePort(t)), "--dns-server", "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- startManager(ctx, f, logr.Discard()) }()
+	xdstest.WaitFor(t, 30*time.Second, "the manager's /readyz", func() error {
+		select {
+		case err := <-done:
+			return xdstest.Permanent(fmt.Errorf("the manager stopped: %v", err))
+		default:
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the manager stopped with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the manager did not stop within 30s of its context ending")
+	}
+}
