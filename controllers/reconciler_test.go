@@ -185,6 +185,9 @@ spec:
 
 	gc := &gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "portcullis"}}
 	w.condition(gc, func() []metav1.Condition { return gc.Status.Conditions }, "Accepted", "True", "Accepted")
+	if n := len(gc.Status.SupportedFeatures); n == 0 || gc.Status.SupportedFeatures[0].Name != "BackendTLSPolicy" {
+		t.Errorf("GatewayClass supportedFeatures = %v; want the sorted list starting with BackendTLSPolicy", gc.Status.SupportedFeatures)
+	}
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "gw"}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "True", "Programmed")
 	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "apps"}}

@@ -30,10 +30,13 @@ type statusWriter struct {
 // write stores every status; it returns the errors of the objects it could not update.
 func (w *statusWriter) write(ctx context.Context, st translate.Statuses) error {
 	var errs []error
-	for name, conds := range st.GatewayClasses {
+	for name, want := range st.GatewayClasses {
 		errs = append(errs, w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
 			gc := o.(*gwapiv1.GatewayClass)
-			return w.mergeConditions(&gc.Status.Conditions, conds)
+			changed := w.mergeConditions(&gc.Status.Conditions, want.Conditions)
+			changed = changed || !equalJSON(gc.Status.SupportedFeatures, want.SupportedFeatures)
+			gc.Status.SupportedFeatures = want.SupportedFeatures
+			return changed
 		}))
 	}
 	for key, want := range st.Gateways {

@@ -27,17 +27,17 @@ func (t *translator) translateGatewayClasses() {
 				string(gwapiv1.GatewayClassReasonInvalidParameters),
 				"spec.parametersRef is not supported by Portcullis; remove it", gc.Generation)
 		}
-		t.result.Statuses.GatewayClasses[name] = []metav1.Condition{c}
+		t.result.Statuses.GatewayClasses[name] = &gwapiv1.GatewayClassStatus{Conditions: []metav1.Condition{c}, SupportedFeatures: supportedFeatureList()}
 	}
 }
 
 // classAccepted reports whether the named GatewayClass is ours and accepted.
 func (t *translator) classAccepted(name string) bool {
-	conds, ok := t.result.Statuses.GatewayClasses[name]
+	st, ok := t.result.Statuses.GatewayClasses[name]
 	if !ok {
 		return false
 	}
-	c := findCondition(conds, string(gwapiv1.GatewayClassConditionStatusAccepted))
+	c := findCondition(st.Conditions, string(gwapiv1.GatewayClassConditionStatusAccepted))
 	return c != nil && c.Status == metav1.ConditionTrue
 }
 

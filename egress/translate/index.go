@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -63,7 +62,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
 		policyConflicts: map[types.NamespacedName]string{},
 		result: Result{Statuses: Statuses{
-			GatewayClasses:     map[string][]metav1.Condition{},
+			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},
 			HTTPRoutes:         map[string][]gwapiv1.RouteParentStatus{},
 			Backends:           map[string]*egressv1alpha1.BackendStatus{},

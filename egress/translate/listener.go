@@ -8,6 +8,10 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
+// reservedEnvoyPorts are bound inside every Envoy pod (admin and readiness), so no
+// Gateway listener may use them.
+var reservedEnvoyPorts = map[uint32]string{19000: "Envoy's admin interface", 19001: "the Envoy pod's readiness listener"}
+
 // privilegedPortOffset moves Gateway ports below 1024 to port+offset inside Envoy, so
 // Envoy needs no privilege to bind; the Service maps the public port back.
 const privilegedPortOffset = 10000
@@ -42,6 +46,12 @@ var httpRouteKind = gwapiv1.RouteGroupKind{Group: ptrTo(gwapiv1.Group(gwapiv1.Gr
 // validateListener checks protocol, TLS and allowed route kinds of one listener.
 func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener) *listenerContext {
 	l := &listenerContext{spec: spec, gatewayNamespace: g.gw.Namespace, envoyPort: EnvoyPort(spec.Port)}
+	if what, reserved := reservedEnvoyPorts[l.envoyPort]; reserved {
+		l.problem = string(gwapiv1.ListenerReasonPortUnavailable)
+		l.problemMsg = fmt.Sprintf("port %d is used by %s inside the gateway; choose another port", spec.Port, what)
+		l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
+		return l
+	}
 	switch spec.Protocol {
 	case gwapiv1.HTTPProtocolType:
 	case gwapiv1.HTTPSProtocolType:

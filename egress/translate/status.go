@@ -11,7 +11,7 @@ import (
 // Conditions carry ObservedGeneration but no LastTransitionTime: the status writer keeps
 // the previous time unless the status flips.
 type Statuses struct {
-	GatewayClasses     map[string][]metav1.Condition             `json:"gatewayClasses,omitempty"`
+	GatewayClasses     map[string]*gwapiv1.GatewayClassStatus    `json:"gatewayClasses,omitempty"`
 	Gateways           map[string]*gwapiv1.GatewayStatus         `json:"gateways,omitempty"`
 	HTTPRoutes         map[string][]gwapiv1.RouteParentStatus    `json:"httpRoutes,omitempty"`
 	Backends           map[string]*egressv1alpha1.BackendStatus  `json:"backends,omitempty"`

@@ -1,0 +1,36 @@
+package translate
+
+import (
+	"sort"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// supportedFeatures are the Gateway API features Portcullis implements and proves with
+// golden files and the real Envoy. Add one only with a test that shows it working.
+var supportedFeatures = []features.FeatureName{
+	features.SupportGateway,
+	features.SupportHTTPRoute,
+	features.SupportReferenceGrant,
+	features.SupportBackendTLSPolicy,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRouteBackendRequestHeaderModification,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportHTTPRoutePortRedirect,
+}
+
+// supportedFeatureList is the sorted list for GatewayClass status.
+func supportedFeatureList() []gwapiv1.SupportedFeature {
+	out := make([]gwapiv1.SupportedFeature, len(supportedFeatures))
+	for i, f := range supportedFeatures {
+		out[i] = gwapiv1.SupportedFeature{Name: gwapiv1.FeatureName(f)}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
