@@ -71,10 +71,10 @@ func TestHostProvider(t *testing.T) {
 	bin := testenv.EnvoyBinary(t)
 	server := xds.New(testr.New(t))
 	xdsPort := serveXDS(t, server, nil)
-	logs := newLogBuffer(t)
+	logs := &testenv.LogBuffer{}
 	workDir := t.TempDir()
 	h, err := NewHost(HostOptions{
-		EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: workDir, Log: logs.logger(),
+		EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: workDir, Log: logs.Logger(),
 		LogLevel: "warn", Concurrency: 1, RestartBackoff: 100 * time.Millisecond,
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestHostProvider(t *testing.T) {
 	t.Cleanup(func() { _ = h.Close() })
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("provider log:\n%s", strings.Join(logs.all(), "\n"))
+			t.Logf("provider log:\n%s", strings.Join(logs.Lines(), "\n"))
 		}
 	})
 
@@ -152,10 +152,10 @@ func TestHostProvider(t *testing.T) {
 			})
 			waitGone(t, pidA)
 			pidA = h.PID(a.Namespace, a.Name)
-			if !slices.ContainsFunc(logs.all(), func(l string) bool {
+			if !slices.ContainsFunc(logs.Lines(), func(l string) bool {
 				return strings.Contains(l, "Envoy exited; restarting") && strings.Contains(l, "team-a/egress")
 			}) {
-				t.Errorf("no restart in the log:\n%s", strings.Join(logs.all(), "\n"))
+				t.Errorf("no restart in the log:\n%s", strings.Join(logs.Lines(), "\n"))
 			}
 			waitConnected(t, h, server, a)
 		}},
@@ -186,7 +186,7 @@ func TestHostProvider(t *testing.T) {
 			if _, err := h.Ensure(ctx, a); err == nil {
 				t.Errorf("Ensure after Close succeeded")
 			}
-			if !slices.ContainsFunc(logs.all(), func(l string) bool { return strings.Contains(l, "Envoy stopped") }) {
+			if !slices.ContainsFunc(logs.Lines(), func(l string) bool { return strings.Contains(l, "Envoy stopped") }) {
 				t.Errorf("no stop in the log")
 			}
 		}},

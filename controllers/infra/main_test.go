@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,27 +51,4 @@ func newNamespace(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return ns.Name
-}
-
-// logBuffer collects log lines so a test can check what was logged.
-type logBuffer struct {
-	t     *testing.T
-	mu    sync.Mutex
-	lines []string
-}
-
-func newLogBuffer(t *testing.T) *logBuffer { return &logBuffer{t: t} }
-
-func (b *logBuffer) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.lines = append(b.lines, prefix+" "+args)
-	}, funcr.Options{Verbosity: 10})
-}
-
-func (b *logBuffer) all() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.lines...)
 }

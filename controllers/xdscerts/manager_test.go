@@ -1,6 +1,8 @@
 package xdscerts
 
 import (
+	"github.com/portcullis-io/portcullis/internal/testenv"
+
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -346,9 +348,9 @@ func TestEnsureClientSecret(t *testing.T) {
 func TestPrivateKeysAreNeverLogged(t *testing.T) {
 	ns := newNamespace(t)
 	clock := newClock()
-	logs := &logBuffer{}
+	logs := &testenv.LogBuffer{}
 	opts := testOptions(ns, clock)
-	opts.Log = logs.logger()
+	opts.Log = logs.Logger()
 	m := newManager(t, opts)
 	ensure(t, m)
 	if err := m.EnsureClientSecret(context.Background(), ns, nil); err != nil {
@@ -370,7 +372,7 @@ func TestPrivateKeysAreNeverLogged(t *testing.T) {
 		keys = append(keys, keyFingerprints(t, getSecret(t, ns, name).Data[KeyKey])...)
 	}
 	keys = append(keys, keyFingerprints(t, getSecret(t, ns, EnvoyClientSecretName).Data[KeyKey])...)
-	lines := logs.all()
+	lines := logs.Lines()
 	if len(lines) < 5 {
 		t.Fatalf("expected a log line per certificate issued, got %d:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
