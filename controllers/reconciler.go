@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,6 +47,7 @@ type Options struct {
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
 // key, so a burst of changes coalesces into one translation of the whole snapshot.
 type Reconciler struct {
+	client   client.Client
 	opts     Options
 	gather   *gatherer
 	status   *statusWriter
@@ -75,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	r.removeGone(ctx, result)
 	r.markProgrammed(&result, problems)
 	r.emitWarnings(result.Warnings)
-	err = r.status.write(ctx, result.Statuses)
+	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways))
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
 	return ctrl.Result{}, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -219,6 +220,54 @@ spec:
 	})
 
 	assertResyncWritesNothing(t, w, []client.Object{gc, gw, b, route})
+	assertLockdownFollowsTheLabel(t, w)
+}
+
+// assertLockdownFollowsTheLabel: a labelled namespace gets the lockdown policy allowing
+// the Envoy listener port and DNS only; a deleted policy comes back; removing the label
+// removes it.
+func assertLockdownFollowsTheLabel(t *testing.T, w *world) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "locked", Labels: map[string]string{LockdownLabel: "true"}}}
+	if err := w.c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "locked", Name: LockdownPolicyName}
+	waitPolicy := func(want bool) *networkingv1.NetworkPolicy {
+		np := &networkingv1.NetworkPolicy{}
+		xdstest.WaitFor(t, 10*time.Second, fmt.Sprintf("lockdown policy present=%v", want), func() error {
+			err := w.c.Get(ctx, key, np)
+			switch {
+			case want && err != nil:
+				return err
+			case !want && err == nil:
+				return fmt.Errorf("still there")
+			}
+			return nil
+		})
+		return np
+	}
+	np := waitPolicy(true)
+	if len(np.Spec.Egress) != 2 || np.Spec.Egress[0].Ports[0].Port.IntValue() != int(w.port) || np.Spec.Egress[1].Ports[0].Port.IntValue() != 53 {
+		t.Fatalf("lockdown egress rules = %+v; want the Envoy listener port %d, then DNS", np.Spec.Egress, w.port)
+	}
+	if len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeEgress {
+		t.Fatalf("policy types %v; want Egress only", np.Spec.PolicyTypes)
+	}
+	if err := w.c.Delete(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	waitPolicy(true)
+	if err := w.c.Get(ctx, types.NamespacedName{Name: "locked"}, ns); err != nil {
+		t.Fatal(err)
+	}
+	delete(ns.Labels, LockdownLabel)
+	if err := w.c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	waitPolicy(false)
 }
 
 // assertResyncWritesNothing triggers a full reconcile and checks no status was rewritten.

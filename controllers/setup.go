@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -26,6 +27,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		opts.Clock = time.Now
 	}
 	return &Reconciler{
+		client:   mgr.GetClient(),
 		opts:     opts,
 		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
 		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock},
@@ -53,6 +55,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&corev1.Service{}, all).
 		Watches(&discoveryv1.EndpointSlice{}, all).
 		Watches(&corev1.Namespace{}, all).
+		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
 		WatchesMetadata(&corev1.Secret{}, all).
 		WatchesMetadata(&corev1.ConfigMap{}, all).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
@@ -78,3 +81,7 @@ func forward[T any](ctx context.Context, in <-chan T) <-chan event.GenericEvent 
 	}()
 	return out
 }
+
+// managedOnly passes events of objects the manager owns (so a deleted or edited lockdown
+// policy is put back) and ignores everyone else's.
+var managedOnly = predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[managedByLabel] == managedBy })
