@@ -71,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	}
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
-		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName)})
+		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock()})
 	gateways := gatewaysByKey(res)
 	problems := r.publish(ctx, result, gateways)
 	r.removeGone(ctx, result)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -48,7 +49,7 @@ func runTranslate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
 		return 2
 	}
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy})
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, Now: time.Now()})
 	opts := envoyconfig.Options{SystemCAFile: f.systemCAFile}
 	if f.output == "static-bootstrap" {
 		err = printStatic(stdout, result, f.gateway, opts, uint32(f.adminPort))

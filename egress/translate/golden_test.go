@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,8 @@ type testInput struct {
 	Kind        string           `json:"kind"`
 	Addresses   egress.Addresses `json:"addresses"`
 	DeniedCIDRs []string         `json:"deniedCIDRs"`
+	// Now is the translation time (default: 2027-01-01, inside the test certificates' life).
+	Now time.Time `json:"now"`
 }
 
 // prefixPolicy refuses addresses inside any of its prefixes.
@@ -49,9 +52,9 @@ func TestGolden(t *testing.T) {
 	for _, in := range goldenInputs(t) {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
 		t.Run(name, func(t *testing.T) {
-			res, addrs, policy := loadGoldenInput(t, in)
-			got := renderResult(t, Translate(res, addrs, Options{AddressPolicy: policy}))
-			again := renderResult(t, Translate(res.DeepCopy(), addrs, Options{AddressPolicy: policy}))
+			res, addrs, opts := loadGoldenInput(t, in)
+			got := renderResult(t, Translate(res, addrs, opts))
+			again := renderResult(t, Translate(res.DeepCopy(), addrs, opts))
 			if !bytes.Equal(got, again) {
 				t.Fatal("translation is not deterministic: two runs over the same input differ")
 			}
@@ -72,7 +75,7 @@ func goldenInputs(t *testing.T) []string {
 
 // loadGoldenInput expands the input's template functions (pem, b64) and splits it into
 // Kubernetes objects and the test-only TestInput document.
-func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addresses, egress.AddressPolicy) {
+func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addresses, Options) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -113,7 +116,11 @@ func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addre
 	for _, c := range ti.DeniedCIDRs {
 		policy = append(policy, netip.MustParsePrefix(c))
 	}
-	return res, ti.Addresses, policy
+	now := ti.Now
+	if now.IsZero() {
+		now = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return res, ti.Addresses, Options{AddressPolicy: policy, Now: now}
 }
 
 func pemFile(t *testing.T) func(string) string {

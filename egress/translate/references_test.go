@@ -9,8 +9,8 @@ import (
 // translating with all of them: the manager may then read nothing else.
 func TestReferencesCoverEverySecretTranslationReads(t *testing.T) {
 	for _, in := range goldenInputs(t) {
-		res, addrs, policy := loadGoldenInput(t, in)
-		full := renderResult(t, Translate(res, addrs, Options{AddressPolicy: policy}))
+		res, addrs, opts := loadGoldenInput(t, in)
+		full := renderResult(t, Translate(res, addrs, opts))
 		keep := map[ObjectRef]bool{}
 		for _, r := range References(res) {
 			keep[r] = true
@@ -27,7 +27,7 @@ func TestReferencesCoverEverySecretTranslationReads(t *testing.T) {
 				trimmed.ConfigMaps = append(trimmed.ConfigMaps, c)
 			}
 		}
-		if got := renderResult(t, Translate(trimmed, addrs, Options{AddressPolicy: policy})); string(got) != string(full) {
+		if got := renderResult(t, Translate(trimmed, addrs, opts)); string(got) != string(full) {
 			t.Errorf("%s: translating with only the referenced objects differs from translating with all", in)
 		}
 	}

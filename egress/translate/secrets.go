@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,20 +40,31 @@ func (t *translator) tlsCertificate(ref types.NamespacedName, certKey, reason st
 	}
 	cert, _ := secretValue(s, certKey)
 	key, _ := secretValue(s, corev1.TLSPrivateKeyKey)
-	if err := checkKeyPair(cert, key); err != nil {
+	if err := checkKeyPair(cert, key, t.opts.Now); err != nil {
 		return ir.Secret{}, newRefError(reason, "Secret %s: %v", ref, err)
 	}
 	return ir.Secret{Name: "tls/" + ref.String() + "/" + certKey, Kind: ir.SecretTLSCertificate, Certificate: cert, PrivateKey: key}, nil
 }
 
-// checkKeyPair parses a PEM chain and key and checks they belong together. It never
-// puts key material in the error.
-func checkKeyPair(cert, key []byte) error {
+// checkKeyPair parses a PEM chain and key, checks they belong together and, when now is
+// set, that the certificate has not expired (a peer would refuse it). It never puts key
+// material in the error.
+func checkKeyPair(cert, key []byte, now time.Time) error {
 	if len(cert) == 0 || len(key) == 0 {
 		return errors.New("the certificate or the private key (tls.key) is empty")
 	}
-	if _, err := tls.X509KeyPair(cert, key); err != nil {
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
 		return errors.New("the certificate and private key are not a valid PEM key pair")
+	}
+	if now.IsZero() || pair.Leaf == nil {
+		return nil
+	}
+	if now.After(pair.Leaf.NotAfter) {
+		return fmt.Errorf("the certificate expired at %s; renew it", pair.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if now.Before(pair.Leaf.NotBefore) {
+		return fmt.Errorf("the certificate is not valid before %s", pair.Leaf.NotBefore.UTC().Format(time.RFC3339))
 	}
 	return nil
 }

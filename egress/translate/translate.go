@@ -7,6 +7,7 @@ package translate
 
 import (
 	"sort"
+	"time"
 
 	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -18,6 +19,9 @@ type Options struct {
 	AddressPolicy egress.AddressPolicy
 	// ControllerName is the GatewayClass controllerName to serve (default egress.ControllerName).
 	ControllerName string
+	// Now is the time certificates are checked against (expired ones are refused with a
+	// condition). The translator never reads the clock; zero skips the check.
+	Now time.Time
 }
 
 // Result is the output of one translation.
