@@ -20,7 +20,7 @@ const (
 	// tls.key and ca.crt.
 	XDSClientDir = "/etc/portcullis/xds-client"
 	// AdminPort is the admin interface's port, on 127.0.0.1 inside the pod.
-	AdminPort = 19000
+	AdminPort = bootstrap.PodAdminPort
 )
 
 // podBootstrap describes the bootstrap of a Gateway's pods.
@@ -48,17 +48,10 @@ func (p podBootstrap) yaml() ([]byte, error) {
 			CAFile:   path.Join(p.certDir, xdscerts.BundleKey),
 			SNI:      p.serverName,
 		},
+		ReadinessPort: p.readinessPort,
 	})
 	if err != nil {
 		return nil, err
-	}
-	ready, err := readinessListener(p.readinessPort)
-	if err != nil {
-		return nil, err
-	}
-	b.StaticResources.Listeners = append(b.StaticResources.Listeners, ready)
-	if err := b.ValidateAll(); err != nil {
-		return nil, fmt.Errorf("bootstrap for %s: %w", p.gateway, err)
 	}
 	js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
 )
 
 // Labels on every object the Kubernetes provider creates. The Envoy pods carry
@@ -79,3 +81,10 @@ func managedFor(labels map[string]string, namespace, name string) bool {
 	}
 	return true
 }
+
+// ReadinessPort is where the Envoy pods' readiness listener answers ReadinessPath; the
+// translator refuses Gateway listeners on it.
+const ReadinessPort = bootstrap.PodReadinessPort
+
+// ReadinessPath is the path the kubelet probes.
+const ReadinessPath = bootstrap.ReadinessPath

@@ -42,6 +42,9 @@ type Options struct {
 	AdminPort    uint32
 	// TLS, when set, makes Envoy reach the xDS server with mutual TLS.
 	TLS *XDSClientTLS
+	// ReadinessPort, when set, adds a listener on 0.0.0.0 at that port answering only
+	// GET /ready (see readiness.go): what a kubelet probes in a pod.
+	ReadinessPort uint32
 }
 
 // XDSClientTLS names the files Envoy uses to reach an mTLS xDS server.
@@ -77,6 +80,13 @@ func Build(opts Options) (*bootstrapv3.Bootstrap, error) {
 		Admin:            admin(opts),
 		LayeredRuntime:   layeredRuntime(),
 		OverloadManager:  overload,
+	}
+	if opts.ReadinessPort != 0 {
+		ready, err := readinessListener(opts.ReadinessPort)
+		if err != nil {
+			return nil, err
+		}
+		b.StaticResources.Listeners = append(b.StaticResources.Listeners, ready)
 	}
 	if err := b.ValidateAll(); err != nil {
 		return nil, fmt.Errorf("bootstrap for %s is invalid: %w", opts.Gateway, err)

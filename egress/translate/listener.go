@@ -6,11 +6,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
 )
 
 // reservedEnvoyPorts are bound inside every Envoy pod (admin and readiness), so no
 // Gateway listener may use them.
-var reservedEnvoyPorts = map[uint32]string{19000: "Envoy's admin interface", 19001: "the Envoy pod's readiness listener"}
+var reservedEnvoyPorts = map[uint32]string{bootstrap.PodAdminPort: "Envoy's admin interface", bootstrap.PodReadinessPort: "the Envoy pod's readiness listener"}
 
 // privilegedPortOffset moves Gateway ports below 1024 to port+offset inside Envoy, so
 // Envoy needs no privilege to bind; the Service maps the public port back.

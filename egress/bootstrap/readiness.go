@@ -1,4 +1,4 @@
-package infra
+package bootstrap
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// The readiness endpoint of the Envoy pods. Envoy's admin interface answers /ready but
+// The readiness endpoint of Envoy pods (Options.ReadinessPort). Envoy's admin interface answers /ready but
 // listens on 127.0.0.1 only (it must never be reachable from the network), and the
 // kubelet probes the pod's IP; an exec probe would depend on tools in the image. So the
 // bootstrap adds one static listener on every interface that answers only GET /ready,
@@ -27,7 +27,7 @@ import (
 //     (admin POST /healthcheck/fail, e.g. before a planned drain);
 //   - any other path gets 404: nothing else is served there.
 const (
-	ReadinessPort         = 19001
+	// ReadinessPath is the only path the readiness listener answers.
 	ReadinessPath         = "/ready"
 	readinessListenerName = "portcullis-readiness"
 )
@@ -81,3 +81,10 @@ func readinessListener(port uint32) (*listenerv3.Listener, error) {
 	}
 	return l, nil
 }
+
+// Ports every Envoy pod binds besides the Gateway listeners: the admin interface (on
+// loopback) and the readiness listener. The translator refuses Gateway listeners on them.
+const (
+	PodAdminPort     = 19000
+	PodReadinessPort = 19001
+)
