@@ -57,6 +57,9 @@ type Reconciler struct {
 	mu sync.Mutex
 	// live holds the Gateways published last time, so those that disappear are removed.
 	live map[string]types.NamespacedName
+	// warned holds the warnings already emitted, so each becomes one Event, not one per
+	// reconcile.
+	warned map[translate.Warning]bool
 }
 
 // reconcileKey is the single work item every event maps to.
@@ -214,17 +217,21 @@ func applyProgrammed(st *gwapiv1.GatewayStatus, ps programState) {
 	}
 }
 
-// emitWarnings turns translation warnings into Warning Events.
+// emitWarnings turns new translation warnings into Warning Events; a warning that
+// persists is not repeated, and one that went away may be emitted again if it returns.
 func (r *Reconciler) emitWarnings(ws []translate.Warning) {
-	if r.recorder == nil {
-		return
-	}
+	current := make(map[translate.Warning]bool, len(ws))
 	for _, w := range ws {
+		current[w] = true
+		if r.warned[w] || r.recorder == nil {
+			continue
+		}
 		obj := &egressv1alpha1.Backend{}
 		obj.Namespace, obj.Name = w.Namespace, w.Name
 		obj.SetGroupVersionKind(egressv1alpha1.GroupVersion.WithKind(w.Kind))
 		r.recorder.Event(obj, corev1.EventTypeWarning, w.Reason, w.Message)
 	}
+	r.warned = current
 }
 
 // outsideNames lists the names the DNS guard must resolve: FQDN Backends and
