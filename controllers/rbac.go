@@ -25,7 +25,7 @@ package controllers
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/finalizers,verbs=update
 //
 // Egress lockdown NetworkPolicies:
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
 //
 // Warning Events:
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -40,6 +40,9 @@ type Options struct {
 	Provider infra.Provider
 	// Envoy are the options of the Envoy configuration builders.
 	Envoy envoyconfig.Options
+	// EnvoyEgress, when set, keeps each Gateway's Envoy egress NetworkPolicy (in a
+	// cluster; Envoys on a host have none).
+	EnvoyEgress *EnvoyEgress
 	// Clock is the time source of status transition times (time.Now when nil).
 	Clock func() time.Time
 }
@@ -80,7 +83,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	r.removeGone(ctx, result)
 	r.markProgrammed(&result, problems)
 	r.emitWarnings(result.Warnings)
-	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways))
+	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways),
+		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
 	return ctrl.Result{}, err
 }
@@ -91,6 +95,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
 	problems := map[string]error{}
 	for _, gw := range result.Gateways {
+		obj := gateways[gw.Name]
+		if err := r.widenEnvoyEgress(ctx, gw, obj); err != nil {
+			problems[gw.Name] = fmt.Errorf("the Envoy egress NetworkPolicy could not be written, so the new configuration was not sent: %w", err)
+			r.log.Error(err, "envoy egress policy", "gateway", gw.Name)
+			continue
+		}
 		out, err := envoyconfig.Build(gw, r.opts.Envoy)
 		if err == nil {
 			_, _, err = r.opts.XDS.Publish(gw.Name, out)
@@ -100,7 +110,6 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			r.log.Error(err, "publish", "gateway", gw.Name)
 			continue
 		}
-		obj := gateways[gw.Name]
 		if r.opts.Provider == nil || obj == nil {
 			continue
 		}
@@ -129,6 +138,10 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 			continue
 		}
 		r.opts.XDS.Remove(key)
+		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
+			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
+			now[key] = name
+		}
 		if r.opts.Provider != nil {
 			if err := r.opts.Provider.Delete(ctx, name.Namespace, name.Name); err != nil {
 				r.log.Error(err, "delete Envoy fleet", "gateway", key)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -44,6 +45,7 @@ type managerFlags struct {
 	envoyImage             string
 	envoyBinary, workDir   string
 	systemCAFile           string
+	managerPodLabels       string
 	guard                  dnsguard.Config
 }
 
@@ -60,6 +62,7 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
 	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "trust store Envoy uses for Backends that trust the System CAs")
+	fs.StringVar(&f.managerPodLabels, "manager-pod-labels", controllers.DefaultManagerPodLabels, "labels of the manager pods, which each Gateway's Envoy egress NetworkPolicy allows xDS traffic to (kubernetes provider)")
 	f.guard.RegisterFlags(fs)
 	return f
 }
@@ -74,6 +77,9 @@ func (f *managerFlags) validate() error {
 	}
 	if f.xdsPort == 0 || f.xdsPort > 65535 {
 		errs = append(errs, fmt.Errorf("--xds-port %d: want 1-65535", f.xdsPort))
+	}
+	if _, err := labels.ConvertSelectorToLabelsMap(f.managerPodLabels); err != nil || f.managerPodLabels == "" {
+		errs = append(errs, fmt.Errorf("--manager-pod-labels %q: want key=value pairs separated by commas", f.managerPodLabels))
 	}
 	if err := f.guard.Validate(); err != nil {
 		errs = append(errs, err)
@@ -147,7 +153,7 @@ func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
 	}
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
-		Envoy: envoyconfig.Options{SystemCAFile: f.systemCAFile},
+		Envoy: envoyconfig.Options{SystemCAFile: f.systemCAFile}, EnvoyEgress: envoyEgress(f),
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -160,6 +166,16 @@ func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
 	}
 	log.Info("starting", "provider", f.provider, "xds", net.JoinHostPort(xdsHost, strconv.Itoa(int(f.xdsPort))))
 	return mgr.Start(ctx)
+}
+
+// envoyEgress configures the Envoy pods' own egress NetworkPolicy in a cluster; Envoys on
+// a host have no pods to confine.
+func envoyEgress(f *managerFlags) *controllers.EnvoyEgress {
+	if f.provider != "kubernetes" {
+		return nil
+	}
+	podLabels, _ := labels.ConvertSelectorToLabelsMap(f.managerPodLabels) // checked by validate
+	return &controllers.EnvoyEgress{ManagerNamespace: f.namespace, ManagerPodLabels: podLabels, XDSPort: int32(f.xdsPort)}
 }
 
 // metricsOptions serves metrics over HTTPS with authentication in a cluster; on a host,

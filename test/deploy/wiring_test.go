@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/portcullis-io/portcullis/controllers"
 )
 
 // The contract between config/ and 'portcullis manager'.
@@ -271,5 +273,25 @@ func TestRBACBindsTheManager(t *testing.T) {
 		if !bound[role] {
 			t.Errorf("%s is not bound to the manager's ServiceAccount", role)
 		}
+	}
+}
+
+// TestEnvoyEgressPoliciesSelectTheManager checks that the default --manager-pod-labels,
+// which every Envoy egress NetworkPolicy allows xDS traffic to, select the deployed
+// manager pods: otherwise every Envoy would be cut off from its configuration.
+func TestEnvoyEgressPoliciesSelectTheManager(t *testing.T) {
+	m := findManager(t, defaultObjects(t))
+	want, err := labels.ConvertSelectorToLabelsMap(controllers.DefaultManagerPodLabels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.flags(t)["manager-pod-labels"]; got != "" {
+		want, err = labels.ConvertSelectorToLabelsMap(got)
+		if err != nil {
+			t.Fatalf("--manager-pod-labels=%q: %v", got, err)
+		}
+	}
+	if !labels.SelectorFromSet(want).Matches(m.labels) {
+		t.Errorf("manager pod labels %v are not selected by the Envoy egress policies' %v", m.labels, want)
 	}
 }

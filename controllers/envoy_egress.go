@@ -1,0 +1,250 @@
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/controllers/infra"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// EnvoyEgress configures the NetworkPolicy that confines each Gateway's Envoy pods to the
+// xDS server, cluster DNS (the xDS Service name) and the addresses the DNS guard vetted
+// for the destinations the Gateway serves. A NetworkPolicy is enforced by the network
+// plugin, below Envoy: even a misconfigured or compromised Envoy cannot reach anything
+// else.
+type EnvoyEgress struct {
+	// ManagerNamespace and ManagerPodLabels select the manager pods serving xDS.
+	ManagerNamespace string
+	ManagerPodLabels map[string]string
+	// XDSPort is the port the manager pods serve xDS on.
+	XDSPort int32
+}
+
+// DefaultManagerPodLabels are the labels of the manager pods in config/manager, which the
+// Envoy egress policies allow xDS traffic to (`portcullis manager --manager-pod-labels`).
+const DefaultManagerPodLabels = "app.kubernetes.io/name=portcullis,app.kubernetes.io/component=controller-manager"
+
+// EnvoyEgressPolicyName is the name of a Gateway's Envoy egress NetworkPolicy.
+func EnvoyEgressPolicyName(gateway string) string { return infra.ResourceName(gateway) + "-egress" }
+
+// allowedEndpoints are the destination addresses of an Envoy egress policy: CIDR (/32 or
+// /128) to the TCP ports allowed there.
+type allowedEndpoints map[string]map[int32]bool
+
+// widenEnvoyEgress runs before a Gateway's new snapshot is published: the policy then
+// allows both the addresses in force now and the new ones, so Envoy never gets an
+// endpoint its pod may not reach, and old connections keep working until Envoy has
+// moved to the new configuration.
+func (r *Reconciler) widenEnvoyEgress(ctx context.Context, gw ir.Gateway, obj *gwapiv1.Gateway) error {
+	if r.opts.EnvoyEgress == nil || obj == nil {
+		return nil
+	}
+	allowed := endpointsOf(gw)
+	current, err := r.currentEnvoyEgress(ctx, obj)
+	if err != nil {
+		return err
+	}
+	for cidr, ports := range current {
+		allowed.add(cidr, slices.Collect(maps.Keys(ports))...)
+	}
+	return r.writeEnvoyEgress(ctx, obj, allowed)
+}
+
+// narrowEnvoyEgress runs after Envoy acknowledged a Gateway's snapshot (or when no Envoy
+// of it is connected): the policy then allows exactly the addresses in force. A Gateway
+// whose new configuration was not published keeps the wider policy, since its Envoys
+// still run the last good snapshot.
+func (r *Reconciler) narrowEnvoyEgress(ctx context.Context, gateways []ir.Gateway, objs map[string]*gwapiv1.Gateway, problems map[string]error) error {
+	if r.opts.EnvoyEgress == nil {
+		return nil
+	}
+	var errs []error
+	for _, gw := range gateways {
+		obj := objs[gw.Name]
+		if obj == nil || problems[gw.Name] != nil || !r.envoysMovedOn(gw.Name) {
+			continue
+		}
+		if err := r.writeEnvoyEgress(ctx, obj, endpointsOf(gw)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// envoysMovedOn tells whether no Envoy of the Gateway can still be using an address of an
+// older snapshot: each acknowledged the published one, or none is connected.
+func (r *Reconciler) envoysMovedOn(gateway string) bool {
+	st := r.opts.XDS.Status(gateway)
+	if st.Version == "" {
+		return false
+	}
+	ok, _, _ := st.Programmed()
+	return ok || len(st.Envoys) == 0
+}
+
+// currentEnvoyEgress reads the addresses the Gateway's policy allows now.
+func (r *Reconciler) currentEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway) (allowedEndpoints, error) {
+	np := &networkingv1.NetworkPolicy{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: EnvoyEgressPolicyName(obj.Name)}, np)
+	if apierrors.IsNotFound(err) {
+		return allowedEndpoints{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the Envoy egress NetworkPolicy: %w", err)
+	}
+	return endpointsInPolicy(np), nil
+}
+
+func (r *Reconciler) writeEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway, allowed allowedEndpoints) error {
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyEgressPolicyName(obj.Name), Namespace: obj.Namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
+		np.Labels = infra.Labels(obj.Namespace, obj.Name)
+		np.Spec = envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)
+		return controllerutil.SetOwnerReference(obj, np, r.client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("writing the Envoy egress NetworkPolicy %s/%s: %w", np.Namespace, np.Name, err)
+	}
+	return nil
+}
+
+// deleteEnvoyEgress removes a Gateway's policy (owner references would, but not on an
+// API server without a garbage collector, and not before the Gateway is gone).
+func (r *Reconciler) deleteEnvoyEgress(ctx context.Context, namespace, name string) error {
+	if r.opts.EnvoyEgress == nil {
+		return nil
+	}
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyEgressPolicyName(name), Namespace: namespace}}
+	return client.IgnoreNotFound(r.client.Delete(ctx, np))
+}
+
+// envoyEgressSpec allows the Envoy pods of a Gateway egress to the xDS server, to cluster
+// DNS and to the allowed addresses, and nothing else.
+func envoyEgressSpec(opts EnvoyEgress, gw *gwapiv1.Gateway, allowed allowedEndpoints) networkingv1.NetworkPolicySpec {
+	tcp := corev1.ProtocolTCP
+	xdsPort := intstr.FromInt32(opts.XDSPort)
+	xds := networkingv1.NetworkPolicyEgressRule{
+		To: []networkingv1.NetworkPolicyPeer{{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: opts.ManagerNamespace}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: opts.ManagerPodLabels},
+		}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &xdsPort}},
+	}
+	dns := lockdownSpec(nil).Egress[0]
+	return networkingv1.NetworkPolicySpec{
+		PodSelector: metav1.LabelSelector{MatchLabels: infra.SelectorLabels(gw.Namespace, gw.Name)},
+		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+		Egress:      append([]networkingv1.NetworkPolicyEgressRule{xds, dns}, allowed.rules()...),
+	}
+}
+
+// endpointsOf lists every endpoint of every cluster of a Gateway: the vetted addresses of
+// FQDN Backends, IP Backends, and Service endpoints.
+func endpointsOf(gw ir.Gateway) allowedEndpoints {
+	out := allowedEndpoints{}
+	for _, c := range gw.Clusters {
+		for _, e := range c.Endpoints {
+			addr, err := netip.ParseAddr(e.Address)
+			if err != nil {
+				continue // not an address: Envoy is given IP endpoints only
+			}
+			out.add(netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen()).String(), int32(e.Port))
+		}
+	}
+	return out
+}
+
+// endpointsInPolicy reads the ipBlock rules back from a policy this file wrote.
+func endpointsInPolicy(np *networkingv1.NetworkPolicy) allowedEndpoints {
+	out := allowedEndpoints{}
+	for _, rule := range np.Spec.Egress {
+		var ports []int32
+		for _, p := range rule.Ports {
+			if p.Port != nil && p.Port.Type == intstr.Int {
+				ports = append(ports, p.Port.IntVal)
+			}
+		}
+		for _, peer := range rule.To {
+			if peer.IPBlock != nil {
+				out.add(peer.IPBlock.CIDR, ports...)
+			}
+		}
+	}
+	return out
+}
+
+// add allows ports at cidr; with no port it adds nothing (a rule without ports would
+// allow every port).
+func (a allowedEndpoints) add(cidr string, ports ...int32) {
+	if len(ports) == 0 {
+		return
+	}
+	if a[cidr] == nil {
+		a[cidr] = map[int32]bool{}
+	}
+	for _, p := range ports {
+		a[cidr][p] = true
+	}
+}
+
+// rules groups addresses that share the same ports into one rule, in a deterministic
+// order, so an unchanged set writes an identical policy.
+func (a allowedEndpoints) rules() []networkingv1.NetworkPolicyEgressRule {
+	byPorts := map[string][]string{}
+	for cidr, ports := range a {
+		key := portsKey(ports)
+		byPorts[key] = append(byPorts[key], cidr)
+	}
+	tcp := corev1.ProtocolTCP
+	out := make([]networkingv1.NetworkPolicyEgressRule, 0, len(byPorts))
+	for _, key := range slices.Sorted(maps.Keys(byPorts)) {
+		cidrs := byPorts[key]
+		slices.SortFunc(cidrs, compareCIDR)
+		rule := networkingv1.NetworkPolicyEgressRule{}
+		for _, cidr := range cidrs {
+			rule.To = append(rule.To, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: cidr}})
+		}
+		for _, p := range strings.Split(key, ",") {
+			n, _ := strconv.Atoi(p)
+			port := intstr.FromInt32(int32(n))
+			rule.Ports = append(rule.Ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
+		}
+		out = append(out, rule)
+	}
+	return out
+}
+
+func portsKey(ports map[int32]bool) string {
+	sorted := slices.Sorted(maps.Keys(ports))
+	parts := make([]string, len(sorted))
+	for i, p := range sorted {
+		parts[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(parts, ",")
+}
+
+func compareCIDR(a, b string) int {
+	pa, errA := netip.ParsePrefix(a)
+	pb, errB := netip.ParsePrefix(b)
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	return cmp.Or(pa.Addr().Compare(pb.Addr()), cmp.Compare(pa.Bits(), pb.Bits()))
+}
