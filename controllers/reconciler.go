@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -43,6 +44,9 @@ type Options struct {
 	// EnvoyEgress, when set, keeps each Gateway's Envoy egress NetworkPolicy (in a
 	// cluster; Envoys on a host have none).
 	EnvoyEgress *EnvoyEgress
+	// Metrics, when set, receives the operator's metrics (controller-runtime's registry
+	// in the manager).
+	Metrics prometheus.Registerer
 	// Clock is the time source of status transition times (time.Now when nil).
 	Clock func() time.Time
 }
@@ -56,6 +60,7 @@ type Reconciler struct {
 	status   *statusWriter
 	recorder record.EventRecorder
 	log      logr.Logger
+	metrics  *operatorMetrics
 
 	mu sync.Mutex
 	// live holds the Gateways published last time, so those that disappear are removed.
@@ -85,6 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	r.emitWarnings(result.Warnings)
 	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways),
 		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
 	return ctrl.Result{}, err
 }

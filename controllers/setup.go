@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,12 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 // SetupWithManager watches every input and maps each event to the single reconcile key;
 // DNS guard and xDS changes arrive through channels.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.opts.Metrics != nil {
+		r.metrics = newOperatorMetrics(r)
+		if err := r.opts.Metrics.Register(r.metrics); err != nil {
+			return fmt.Errorf("registering the operator metrics: %w", err)
+		}
+	}
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{reconcileKey}
 	})

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -125,6 +126,12 @@ func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("no Kubernetes configuration (set KUBECONFIG or run in a cluster): %w", err)
 	}
+	return startManagerWithConfig(ctx, cfg, f, log)
+}
+
+// startManagerWithConfig runs the manager against the API server of cfg until ctx
+// ends; `portcullis local` calls it with the config of the API server it started.
+func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFlags, log logr.Logger) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsOptions(f),
@@ -154,6 +161,7 @@ func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
 		Envoy: envoyconfig.Options{SystemCAFile: f.systemCAFile}, EnvoyEgress: envoyEgress(f),
+		Metrics: ctrlmetrics.Registry,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err

@@ -1,0 +1,117 @@
+package controllers
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+)
+
+// Metric names of the operator (the DNS guard has its own, portcullis_dns_*).
+const (
+	metricReconcileDuration = "portcullis_translation_duration_seconds"
+	metricGatewayProgrammed = "portcullis_gateway_programmed"
+	metricEnvoysConnected   = "portcullis_xds_connected_envoys"
+	metricBackends          = "portcullis_backends"
+)
+
+// operatorMetrics answers a scrape from the reconciler's latest state: what Envoy runs is
+// read from the xDS server then, so a gauge is never stale and a deleted Gateway's series
+// simply disappear.
+type operatorMetrics struct {
+	r        *Reconciler
+	duration prometheus.Histogram
+
+	programmed, connected, backends *prometheus.Desc
+
+	mu sync.Mutex
+	// backendConditions counts Backends by condition type and status, from the last
+	// translation.
+	backendConditions map[[2]string]int
+}
+
+func newOperatorMetrics(r *Reconciler) *operatorMetrics {
+	return &operatorMetrics{
+		r: r,
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    metricReconcileDuration,
+			Help:    "Time of one reconcile: gather, translate, build and publish every Gateway, write statuses.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		programmed: prometheus.NewDesc(metricGatewayProgrammed,
+			"1 when every connected Envoy of the Gateway acknowledged its published configuration, else 0.", []string{"gateway"}, nil),
+		connected: prometheus.NewDesc(metricEnvoysConnected,
+			"Envoys of the Gateway connected to the xDS server now.", []string{"gateway"}, nil),
+		backends: prometheus.NewDesc(metricBackends,
+			"Backends by condition type and status, from the last translation.", []string{"condition", "status"}, nil),
+	}
+}
+
+// Describe sends the descriptors of every metric.
+func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
+	m.duration.Describe(ch)
+	ch <- m.programmed
+	ch <- m.connected
+	ch <- m.backends
+}
+
+// Collect reads the current state.
+func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
+	m.duration.Collect(ch)
+	for _, gw := range m.r.liveGateways() {
+		st := m.r.opts.XDS.Status(gw)
+		ok, _, _ := st.Programmed()
+		ch <- prometheus.MustNewConstMetric(m.programmed, prometheus.GaugeValue, boolFloat(ok), gw)
+		ch <- prometheus.MustNewConstMetric(m.connected, prometheus.GaugeValue, float64(len(st.Envoys)), gw)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, n := range m.backendConditions {
+		ch <- prometheus.MustNewConstMetric(m.backends, prometheus.GaugeValue, float64(n), key[0], key[1])
+	}
+}
+
+// observe records one reconcile.
+func (m *operatorMetrics) observe(took time.Duration, backends map[string]*egressv1alpha1.BackendStatus) {
+	if m == nil {
+		return
+	}
+	m.duration.Observe(took.Seconds())
+	counts := map[[2]string]int{}
+	for _, st := range backends {
+		for _, c := range st.Conditions {
+			counts[[2]string{c.Type, string(c.Status)}]++
+		}
+	}
+	// Keep a zero for pairs seen before, so "no Backend is failing" is a 0, not a gap.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key := range m.backendConditions {
+		if _, ok := counts[key]; !ok {
+			counts[key] = 0
+		}
+	}
+	m.backendConditions = counts
+}
+
+// liveGateways are the Gateways published by the last reconcile.
+func (r *Reconciler) liveGateways() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.live))
+	for key := range r.live {
+		out = append(out, key)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
