@@ -65,6 +65,9 @@ type Reconciler struct {
 	mu sync.Mutex
 	// live holds the Gateways published last time, so those that disappear are removed.
 	live map[string]types.NamespacedName
+	// versions remembers what each recently published version carries, to tell whether
+	// Envoy runs the current generation of a Gateway or Backend.
+	versions versionLogs
 	// warned holds the warnings already emitted, so each becomes one Event, not one per
 	// reconcile.
 	warned map[translate.Warning]bool
@@ -83,10 +86,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock()})
-	gateways := gatewaysByKey(res)
-	problems := r.publish(ctx, result, gateways)
+	gateways, gens := gatewaysByKey(res), backendGenerations(res)
+	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)
-	r.markProgrammed(&result, problems)
+	r.markProgrammed(&result, problems, gateways, gens)
 	r.emitWarnings(result.Warnings)
 	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways),
 		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
@@ -98,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
 // returns, per Gateway, why it could not be programmed; the previous snapshot stays
 // published then (last known good).
-func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
+func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens map[string]int64) map[string]error {
 	problems := map[string]error{}
 	for _, gw := range result.Gateways {
 		obj := gateways[gw.Name]
@@ -108,8 +111,12 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			continue
 		}
 		out, err := envoyconfig.Build(gw, r.opts.Envoy)
+		var version string
 		if err == nil {
-			_, _, err = r.opts.XDS.Publish(gw.Name, out)
+			version, _, err = r.opts.XDS.Publish(gw.Name, out)
+		}
+		if err == nil {
+			r.versions.record(gw.Name, version, contentOf(gw.Name, obj, result, gens))
 		}
 		if err != nil {
 			problems[gw.Name] = fmt.Errorf("the Envoy configuration could not be built: %w", err)
@@ -144,6 +151,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 			continue
 		}
 		r.opts.XDS.Remove(key)
+		r.versions.forget(key)
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
 			now[key] = name
@@ -156,84 +164,6 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		}
 	}
 	r.live = now
-}
-
-// markProgrammed turns the translator's Pending Programmed conditions into what Envoy
-// said: Programmed once every Envoy of the Gateway acknowledged, Rejected with Envoy's
-// message on a NACK.
-func (r *Reconciler) markProgrammed(result *translate.Result, problems map[string]error) {
-	programmed := map[string]programState{}
-	for key, st := range result.Statuses.Gateways {
-		ps := r.gatewayProgramState(key, problems[key])
-		programmed[key] = ps
-		applyProgrammed(st, ps)
-	}
-	for key, st := range result.Statuses.Backends {
-		c := findCond(st.Conditions, egressv1alpha1.ConditionProgrammed)
-		if c == nil || c.Reason != egressv1alpha1.ReasonPending || !backendUsable(st) {
-			continue
-		}
-		ps := combine(result.BackendGateways[key], programmed)
-		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.backendReason(), ps.message
-	}
-}
-
-// programState is whether a Gateway's configuration is in force in Envoy.
-type programState struct {
-	ok      bool
-	reason  string // xds.ReasonProgrammed, ReasonRejected, ReasonPending, or Invalid
-	message string
-}
-
-func (r *Reconciler) gatewayProgramState(key string, problem error) programState {
-	if problem != nil {
-		return programState{reason: string(gwapiv1.GatewayReasonInvalid), message: problem.Error()}
-	}
-	ok, reason, msg := r.opts.XDS.Status(key).Programmed()
-	return programState{ok: ok, reason: reason, message: msg}
-}
-
-func (p programState) backendReason() string {
-	switch p.reason {
-	case xds.ReasonProgrammed:
-		return egressv1alpha1.ReasonProgrammed
-	case xds.ReasonRejected:
-		return egressv1alpha1.ReasonRejected
-	}
-	return egressv1alpha1.ReasonPending
-}
-
-// combine is the state of a Backend used by several Gateways: programmed only when all
-// are; a rejection anywhere is reported.
-func combine(gateways []string, states map[string]programState) programState {
-	out := programState{ok: len(gateways) > 0, reason: xds.ReasonProgrammed, message: "Envoy acknowledged the configuration of " + strings.Join(gateways, ", ")}
-	for _, gw := range gateways {
-		st := states[gw]
-		if st.ok {
-			continue
-		}
-		out.ok = false
-		if out.reason != xds.ReasonRejected {
-			out.reason, out.message = st.reason, gw+": "+st.message
-		}
-	}
-	return out
-}
-
-// applyProgrammed sets a Gateway's and its valid listeners' Programmed conditions.
-func applyProgrammed(st *gwapiv1.GatewayStatus, ps programState) {
-	if c := findCond(st.Conditions, string(gwapiv1.GatewayConditionProgrammed)); c != nil && c.Reason == string(gwapiv1.GatewayReasonPending) {
-		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.reason, ps.message
-		if ps.ok {
-			c.Message = "Envoy acknowledged the configuration"
-		}
-	}
-	for i := range st.Listeners {
-		c := findCond(st.Listeners[i].Conditions, string(gwapiv1.ListenerConditionProgrammed))
-		if c != nil && c.Reason == string(gwapiv1.ListenerReasonPending) && ps.ok {
-			c.Status, c.Reason, c.Message = "True", string(gwapiv1.ListenerReasonProgrammed), "Envoy acknowledged the configuration"
-		}
-	}
 }
 
 // emitWarnings turns new translation warnings into Warning Events; a warning that

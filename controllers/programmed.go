@@ -1,0 +1,232 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/translate"
+	"github.com/portcullis-io/portcullis/egress/xds"
+)
+
+// Programmed says whether Envoy runs the current generation of an object, not whether it
+// runs the latest snapshot: a DNS change or another Backend's edit publishes a new
+// version, and flipping every Gateway and Backend to Pending until Envoy acknowledges it
+// would rewrite thousands of statuses twice per change and make `kubectl wait` flaky.
+// So each published version records which generation of its Gateway and of each Backend
+// it carries, and an object is Programmed when every version its Envoys run carries its
+// current generation.
+
+// maxVersions bounds the versions remembered per Gateway; Envoys run one or two of the
+// latest, and an older one simply reads as "not in force".
+const maxVersions = 32
+
+// versionContent is what one published version carries.
+type versionContent struct {
+	gateway  int64
+	backends map[string]int64
+}
+
+type versionEntry struct {
+	version string
+	content versionContent
+}
+
+// versionLogs holds, per Gateway, the last versions published, oldest first. Only the
+// reconcile goroutine uses it.
+type versionLogs map[string][]versionEntry
+
+func (l *versionLogs) record(gateway, version string, c versionContent) {
+	if *l == nil {
+		*l = versionLogs{}
+	}
+	entries := (*l)[gateway]
+	for i := range entries {
+		if entries[i].version == version { // same configuration: the new generations are in force too
+			entries[i].content = c
+			return
+		}
+	}
+	entries = append(entries, versionEntry{version: version, content: c})
+	if len(entries) > maxVersions {
+		entries = entries[len(entries)-maxVersions:]
+	}
+	(*l)[gateway] = entries
+}
+
+func (l versionLogs) forget(gateway string) { delete(l, gateway) }
+
+func (l versionLogs) find(gateway, version string) *versionContent {
+	for i := range l[gateway] {
+		if l[gateway][i].version == version {
+			return &l[gateway][i].content
+		}
+	}
+	return nil
+}
+
+// contentOf is what a Gateway's new snapshot carries: its generation and the generation
+// of every usable Backend its routes reach.
+func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, gens map[string]int64) versionContent {
+	c := versionContent{backends: map[string]int64{}}
+	if obj != nil {
+		c.gateway = obj.Generation
+	}
+	for key, gws := range result.BackendGateways {
+		st := result.Statuses.Backends[key]
+		if st == nil || !backendUsable(st) {
+			continue
+		}
+		for _, gw := range gws {
+			if gw == gateway {
+				c.backends[key] = gens[key]
+			}
+		}
+	}
+	return c
+}
+
+func backendGenerations(res *egress.Resources) map[string]int64 {
+	out := make(map[string]int64, len(res.Backends))
+	for i := range res.Backends {
+		out[res.Backends[i].Namespace+"/"+res.Backends[i].Name] = res.Backends[i].Generation
+	}
+	return out
+}
+
+// fleetState is what the Envoys of one Gateway run, read once per reconcile.
+type fleetState struct {
+	status xds.GatewayStatus
+	// running are the contents of the versions the Envoys run; nil when some Envoy has
+	// not accepted every type yet, or none is connected.
+	running []*versionContent
+	// problem is why the Gateway's new configuration was not published.
+	problem error
+}
+
+func (r *Reconciler) fleetState(gateway string, problem error) fleetState {
+	fs := fleetState{status: r.opts.XDS.Status(gateway), problem: problem}
+	versions, all := fs.status.Running()
+	if !all {
+		return fs
+	}
+	for _, v := range versions {
+		c := r.versions.find(gateway, v)
+		if c == nil {
+			return fleetState{status: fs.status, problem: problem}
+		}
+		fs.running = append(fs.running, c)
+	}
+	return fs
+}
+
+// inForce tells whether every version the Envoys run satisfies has.
+func (fs fleetState) inForce(has func(*versionContent) bool) bool {
+	if len(fs.running) == 0 {
+		return false
+	}
+	for _, c := range fs.running {
+		if !has(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// programState is whether an object's configuration is in force in Envoy.
+type programState struct {
+	ok      bool
+	reason  string // xds.ReasonProgrammed, ReasonRejected, ReasonPending, or Invalid
+	message string
+}
+
+// gatewayState: Programmed when the Envoys run the Gateway's current generation and
+// none rejected the latest version; the rejection is shown even when an older version
+// keeps serving, since the latest change did not take.
+func (fs fleetState) gatewayState(generation int64) programState {
+	if fs.problem != nil {
+		return programState{reason: string(gwapiv1.GatewayReasonInvalid), message: fs.problem.Error()}
+	}
+	if nack, kind := fs.status.Rejection(); nack != nil {
+		return programState{reason: xds.ReasonRejected, message: fmt.Sprintf("Envoy %s rejected the %s configuration version %s: %s",
+			nack.NodeID, kind, nack.Version, nack.Message)}
+	}
+	if fs.inForce(func(c *versionContent) bool { return c.gateway == generation }) {
+		return programState{ok: true, reason: xds.ReasonProgrammed, message: "Envoy acknowledged the configuration"}
+	}
+	_, reason, message := fs.status.Programmed()
+	if reason == xds.ReasonProgrammed { // the latest is accepted but was published for an older generation
+		reason, message = xds.ReasonPending, "waiting for the configuration of this generation to be published"
+	}
+	return programState{reason: reason, message: message}
+}
+
+// markProgrammed turns the translator's Pending Programmed conditions into what Envoy
+// runs.
+func (r *Reconciler) markProgrammed(result *translate.Result, problems map[string]error, gateways map[string]*gwapiv1.Gateway, gens map[string]int64) {
+	fleets := map[string]fleetState{}
+	gatewayStates := map[string]programState{}
+	for key, st := range result.Statuses.Gateways {
+		fleets[key] = r.fleetState(key, problems[key])
+		var generation int64
+		if obj := gateways[key]; obj != nil {
+			generation = obj.Generation
+		}
+		gatewayStates[key] = fleets[key].gatewayState(generation)
+		applyProgrammed(st, gatewayStates[key])
+	}
+	for key, st := range result.Statuses.Backends {
+		c := findCond(st.Conditions, egressv1alpha1.ConditionProgrammed)
+		if c == nil || c.Reason != egressv1alpha1.ReasonPending || !backendUsable(st) {
+			continue
+		}
+		ps := backendState(key, gens[key], result.BackendGateways[key], fleets, gatewayStates)
+		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.backendReason(), ps.message
+	}
+}
+
+// backendState: Programmed when the Envoys of every Gateway using the Backend run its
+// current generation; otherwise the first Gateway's reason, a rejection first.
+func backendState(key string, generation int64, gateways []string, fleets map[string]fleetState, gatewayStates map[string]programState) programState {
+	out := programState{ok: len(gateways) > 0, reason: xds.ReasonProgrammed, message: "Envoy acknowledged the configuration of " + strings.Join(gateways, ", ")}
+	for _, gw := range gateways {
+		if fleets[gw].inForce(func(c *versionContent) bool { g, ok := c.backends[key]; return ok && g == generation }) {
+			continue
+		}
+		st := gatewayStates[gw]
+		if st.ok {
+			st = programState{reason: xds.ReasonPending, message: "waiting for Envoy to accept this generation of the Backend"}
+		}
+		out.ok = false
+		if out.reason != xds.ReasonRejected {
+			out.reason, out.message = st.reason, gw+": "+st.message
+		}
+	}
+	return out
+}
+
+func (p programState) backendReason() string {
+	switch p.reason {
+	case xds.ReasonProgrammed:
+		return egressv1alpha1.ReasonProgrammed
+	case xds.ReasonRejected:
+		return egressv1alpha1.ReasonRejected
+	}
+	return egressv1alpha1.ReasonPending
+}
+
+// applyProgrammed sets a Gateway's and its valid listeners' Programmed conditions.
+func applyProgrammed(st *gwapiv1.GatewayStatus, ps programState) {
+	if c := findCond(st.Conditions, string(gwapiv1.GatewayConditionProgrammed)); c != nil && c.Reason == string(gwapiv1.GatewayReasonPending) {
+		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.reason, ps.message
+	}
+	for i := range st.Listeners {
+		c := findCond(st.Listeners[i].Conditions, string(gwapiv1.ListenerConditionProgrammed))
+		if c != nil && c.Reason == string(gwapiv1.ListenerReasonPending) && ps.ok {
+			c.Status, c.Reason, c.Message = "True", string(gwapiv1.ListenerReasonProgrammed), "Envoy acknowledged the configuration"
+		}
+	}
+}
