@@ -58,6 +58,12 @@ vet: check-go ## Vet the Go code.
 build: check-go ## Build bin/portcullis.
 	go build -o $(BIN)/portcullis ./cmd/portcullis
 
+# run passes ARGS on to `portcullis local` (e.g. ARGS=--reset, or any manager flag).
+ARGS ?=
+.PHONY: run
+run: build envtest-assets envoy ## Run etcd, kube-apiserver, the manager and Envoy on this machine with the demo (bin/portcullis local --demo; data in tmp/local; ARGS=... adds flags).
+	$(BIN)/portcullis local --demo --data-dir $(ROOT)/tmp/local --assets-dir $(ENVTEST_DIR) --envoy-binary $(ENVOY_BIN) $(ARGS)
+
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail if generated files (CRDs, RBAC, deepcopy) differ from what is committed (strict under CI=true).
 	@changed=$$(git -C $(ROOT) status --porcelain -- config/crd config/rbac api); \

@@ -17,6 +17,7 @@ type command struct {
 // subcommand is registered so `portcullis help` never names one that is missing.
 var commands = map[string]command{
 	"dnsguard":  {summary: "resolve names as the gateway would and show what the DNS guard vets or blocks (dnsguard resolve NAME...)", run: runDNSGuard},
+	"local":     {summary: "run everything on this machine: etcd, kube-apiserver, the manager and Envoy (--demo adds a demo API)", run: runLocal},
 	"manager":   {summary: "run the operator: watch Gateway API objects and Backends, program Envoy, write statuses", run: runManager},
 	"translate": {summary: "translate objects from files offline: statuses, Envoy configuration or a static bootstrap", run: runTranslate},
 	"version":   {summary: "print the version of portcullis and the Envoy version it targets", run: runVersion},

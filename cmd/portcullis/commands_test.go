@@ -17,7 +17,7 @@ func TestRun(t *testing.T) {
 		{name: "no arguments prints usage listing the subcommands", args: nil, wantCode: 0, wantStdout: "version"},
 		{name: "help prints usage", args: []string{"help"}, wantCode: 0, wantStdout: "Subcommands:"},
 		{name: "version names the targeted Envoy", args: []string{"version"}, wantCode: 0, wantStdout: "envoy " + EnvoyVersion},
-		{name: "unknown subcommand is a usage error naming what exists", args: []string{"frobnicate"}, wantCode: 2, wantStderr: `unknown subcommand "frobnicate"; available: dnsguard, manager, translate, version`},
+		{name: "unknown subcommand is a usage error naming what exists", args: []string{"frobnicate"}, wantCode: 2, wantStderr: `unknown subcommand "frobnicate"; available: dnsguard, local, manager, translate, version`},
 		{name: "unknown flag is a usage error", args: []string{"version", "--bogus"}, wantCode: 2, wantStderr: "flag provided but not defined: -bogus"},
 	}
 	for _, tt := range tests {

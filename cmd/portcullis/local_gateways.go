@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// gatewayPollInterval is how often the Gateway addresses are looked at.
+const gatewayPollInterval = time.Second
+
+// gatewayPrinter prints a line for each Gateway when its addresses or listeners first
+// appear or change, and when it is deleted.
+type gatewayPrinter struct {
+	c   client.Client
+	out printer
+
+	mu      sync.Mutex
+	printed map[string]string // by namespace/name: the last line printed
+}
+
+func newGatewayPrinter(c client.Client, out printer) *gatewayPrinter {
+	return &gatewayPrinter{c: c, out: out, printed: map[string]string{}}
+}
+
+// run polls until ctx ends.
+func (g *gatewayPrinter) run(ctx context.Context) {
+	for {
+		g.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(gatewayPollInterval):
+		}
+	}
+}
+
+// poll prints what changed since the last poll; a failed list prints nothing.
+func (g *gatewayPrinter) poll(ctx context.Context) {
+	var list gwapiv1.GatewayList
+	if err := g.c.List(ctx, &list); err != nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	seen := map[string]bool{}
+	for i := range list.Items {
+		gw := &list.Items[i]
+		key := gw.Namespace + "/" + gw.Name
+		seen[key] = true
+		if line, ok := gatewayLine(gw); ok && g.printed[key] != line {
+			g.printed[key] = line
+			g.out.linef("%s", line)
+		}
+	}
+	for key := range g.printed {
+		if !seen[key] {
+			delete(g.printed, key)
+			g.out.linef("gateway %s: deleted", key)
+		}
+	}
+}
