@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/go-logr/logr"
@@ -195,11 +196,32 @@ func metricsOptions(f *managerFlags) metricsserver.Options {
 	return metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
 }
 
+// hostDefaults fills what the flags leave empty for the host provider: the Envoy beside
+// the binary (bin/envoy-<version>) or on PATH, and a fresh temporary work directory.
+func hostDefaults(f *managerFlags) (envoy, workDir string, err error) {
+	envoy, workDir = f.envoyBinary, f.workDir
+	if envoy == "" {
+		if envoy, err = findEnvoy(filepath.Dir(executable())); err != nil {
+			return "", "", err
+		}
+	}
+	if workDir == "" {
+		if workDir, err = os.MkdirTemp("", "portcullis-envoy-"); err != nil {
+			return "", "", fmt.Errorf("the host provider's work directory: %w", err)
+		}
+	}
+	return envoy, workDir, nil
+}
+
 // setupProvider picks where Envoy runs and how it reaches the xDS server: over mTLS
 // through the xDS Service in a cluster, over loopback on a host.
 func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *rest.Config) (infra.Provider, []grpc.ServerOption, string, error) {
 	if f.provider == "host" {
-		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: f.envoyBinary, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), WorkDir: f.workDir, Log: mgr.GetLogger().WithName("envoy")})
+		envoy, workDir, err := hostDefaults(f)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: envoy, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), WorkDir: workDir, Log: mgr.GetLogger().WithName("envoy")})
 		if err != nil {
 			return nil, nil, "", err
 		}

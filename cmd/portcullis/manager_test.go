@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +91,32 @@ func TestManagerStartsInHostMode(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the manager did not stop within 30s of its context ending")
+	}
+}
+
+// TestHostDefaults: with no --envoy-binary the host provider takes the Envoy beside the
+// binary or on PATH (and says to run 'make tools' when there is none); with no
+// --work-dir it makes a temporary directory.
+func TestHostDefaults(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "envoy")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	envoy, workDir, err := hostDefaults(&managerFlags{})
+	if err != nil || envoy != fake {
+		t.Fatalf("hostDefaults() envoy = %q, %v; want %s from PATH", envoy, err, fake)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(workDir) })
+	if info, err := os.Stat(workDir); err != nil || !info.IsDir() {
+		t.Errorf("work directory %q: %v; want a fresh directory", workDir, err)
+	}
+	if envoy, workDir, _ := hostDefaults(&managerFlags{envoyBinary: "/x/envoy", workDir: "/x/work"}); envoy != "/x/envoy" || workDir != "/x/work" {
+		t.Errorf("flags were not kept: %q %q", envoy, workDir)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, _, err := hostDefaults(&managerFlags{}); err == nil || !strings.Contains(err.Error(), "make tools") {
+		t.Errorf("hostDefaults() with no Envoy anywhere: %v; want an error saying to run make tools", err)
 	}
 }
