@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+)
+
+// TestProgrammedFollowsWhatEnvoyRuns: Programmed says whether Envoy runs an object's
+// current generation. While Envoy cannot acknowledge (paused), an edited Backend is
+// Pending, an untouched Backend and the Gateway stay Programmed (their statuses are not
+// rewritten), and once Envoy resumes the edited Backend is Programmed again.
+func TestProgrammedFollowsWhatEnvoyRuns(t *testing.T) {
+	w := newWorld(t)
+	const ns = "programmed"
+	w.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: egress, namespace: %[1]s}
+spec:
+  gatewayClassName: portcullis
+  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: edited, namespace: %[1]s}
+spec:
+  destination:
+    type: IP
+    ip: {address: 127.0.0.1}
+    ports: [{name: http, port: 9080, protocol: HTTP}]
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: untouched, namespace: %[1]s}
+spec:
+  destination:
+    type: IP
+    ip: {address: 127.0.0.1}
+    ports: [{name: http, port: 9081, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules:
+  - backendRefs: [{group: egress.portcullis.io, kind: Backend, name: edited}]
+  - matches: [{path: {type: PathPrefix, value: /other}}]
+    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: untouched}]
+`, ns, xdstest.FreePort(t)))
+	envoy := w.startEnvoy(ns + "/egress")
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
+	edited := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "edited", Namespace: ns}}
+	untouched := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "untouched", Namespace: ns}}
+	gwConds := func() []metav1.Condition { return gw.Status.Conditions }
+	w.condition(gw, gwConds, "Programmed", "True", "Programmed")
+	w.condition(edited, func() []metav1.Condition { return edited.Status.Conditions }, "Programmed", "True", "Programmed")
+	w.condition(untouched, func() []metav1.Condition { return untouched.Status.Conditions }, "Programmed", "True", "Programmed")
+	before := resourceVersions(t, w.c, []client.Object{gw, untouched})
+
+	resume := pause(t, envoy)
+	edited.Spec.Destination.Ports[0].Port = 9090
+	if err := w.c.Update(context.Background(), edited); err != nil {
+		t.Fatal(err)
+	}
+	w.condition(edited, func() []metav1.Condition { return edited.Status.Conditions }, "Programmed", "False", "Pending")
+	if c := findCond(edited.Status.Conditions, "Programmed"); c.ObservedGeneration != edited.Generation {
+		t.Errorf("Pending condition observedGeneration %d; want %d", c.ObservedGeneration, edited.Generation)
+	}
+	time.Sleep(time.Second)
+	if after := resourceVersions(t, w.c, []client.Object{gw, untouched}); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the Gateway's and the untouched Backend's statuses were rewritten while Envoy was updating (%v -> %v)", before, after)
+	}
+	w.condition(gw, gwConds, "Programmed", "True", "Programmed")
+
+	resume()
+	w.condition(edited, func() []metav1.Condition { return edited.Status.Conditions }, "Programmed", "True", "Programmed")
+}
