@@ -25,6 +25,24 @@ const foreignController = "example.com/another-controller"
 func testBackendTLSPolicies(t *testing.T, w *world) {
 	t.Run("the older policy wins, a port-specific one beats it", func(t *testing.T) { testPolicyPrecedence(t, w.in(t)) })
 	t.Run("other controllers' ancestor and parent entries are kept", func(t *testing.T) { testForeignStatusKept(t, w.in(t)) })
+	t.Run("our ancestor entry goes when no route reaches the Service", func(t *testing.T) { testStaleAncestorDropped(t, w.in(t)) })
+}
+
+// testStaleAncestorDropped: once the only route to the Service is deleted, the policy no
+// longer has our entry for that Gateway (a stale Accepted would claim we enforce it);
+// another controller's entry stays.
+func testStaleAncestorDropped(t *testing.T, w *world) {
+	const ns = "btp-stale"
+	w.applyCase(conditionCase{name: "stale ancestor", ns: ns, yaml: policyConsumerYAML}, suitePKI{})
+	w.apply(policyYAML(ns, "p", "svc.suite.test", ""))
+	waitWants(t, w, []want{on("BackendTLSPolicy", ns, "p").at("gw").is("Accepted=True/Accepted")}, 20*time.Second)
+	writeForeignAncestor(t, w, types.NamespacedName{Namespace: ns, Name: "p"})
+
+	remove(t, w, &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: ns}})
+	waitWants(t, w, []want{
+		on("BackendTLSPolicy", ns, "p").at("gw").is("none"),
+		on("BackendTLSPolicy", ns, "p").where("keeps the foreign ancestor entry", hasForeignEntry),
+	}, 20*time.Second)
 }
 
 // policyConsumerYAML is a Service, a Backend sending to it and a route on Gateway gw.

@@ -107,9 +107,6 @@ spec:
 		t.Errorf("the ConfigMap Portcullis did not make was touched: %v %v", err, foreign.Data)
 	}
 	t.Run("the route's parent entry for the deleted Gateway goes", func(t *testing.T) {
-		t.Skip("bug: statuses are written only for the objects translation returns a status for, so a route whose " +
-			"Gateway was deleted keeps our stale parent entry (Accepted=True \"route accepted\") forever; the same holds " +
-			"for a route moved to another controller's Gateway and for BackendTLSPolicy ancestors no route reaches any more")
 		waitWants(t, w.in(t), []want{on("HTTPRoute", ns, "r").at("gw").is("none")}, 20*time.Second)
 	})
 }

@@ -91,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	r.removeGone(ctx, result)
 	r.markProgrammed(&result, problems, gateways, gens)
 	r.emitWarnings(result.Warnings)
-	err = errors.Join(r.status.write(ctx, result.Statuses), r.syncLockdown(ctx, res, result.Gateways),
+	err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
 		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))

@@ -15,6 +15,7 @@ import (
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/controllers/status"
+	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
@@ -28,7 +29,9 @@ type statusWriter struct {
 }
 
 // write stores every status; it returns the errors of the objects it could not update.
-func (w *statusWriter) write(ctx context.Context, st translate.Statuses) error {
+// res is what was translated: routes and policies it holds that carry an entry of ours
+// but got no status this time lose that entry.
+func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources) error {
 	var errs []error
 	for name, want := range st.GatewayClasses {
 		errs = append(errs, w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
@@ -62,12 +65,69 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses) error {
 			return changed
 		}))
 	}
+	errs = append(errs, w.dropStale(ctx, st, res)...)
 	for key, want := range st.Backends {
 		errs = append(errs, w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {
 			return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
 		}))
 	}
 	return errors.Join(errs...)
+}
+
+// dropStale removes our parent entries from HTTPRoutes, and our ancestor entries from
+// BackendTLSPolicies, that translation no longer gave a status: their Gateway was
+// deleted, the route moved to another controller's Gateway, or no route reaches the
+// policy's Service any more. A stale "Accepted" would claim we serve them.
+func (w *statusWriter) dropStale(ctx context.Context, st translate.Statuses, res *egress.Resources) []error {
+	var errs []error
+	for i := range res.HTTPRoutes {
+		r := &res.HTTPRoutes[i]
+		key := r.Namespace + "/" + r.Name
+		if _, ok := st.HTTPRoutes[key]; ok || !hasRouteParentOf(r.Status.Parents, w.controller) {
+			continue
+		}
+		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
+			r := o.(*gwapiv1.HTTPRoute)
+			// The CRD requires the list, if empty: nil would be sent as null and refused.
+			merged := append([]gwapiv1.RouteParentStatus{}, status.MergeRouteParents(r.Status.Parents, nil, w.controller, w.now())...)
+			changed := !status.RouteParentsEqual(r.Status.Parents, merged)
+			r.Status.Parents = merged
+			return changed
+		}))
+	}
+	for i := range res.BackendTLSPolicies {
+		p := &res.BackendTLSPolicies[i]
+		key := p.Namespace + "/" + p.Name
+		if _, ok := st.BackendTLSPolicies[key]; ok || !hasAncestorOf(p.Status.Ancestors, w.controller) {
+			continue
+		}
+		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+			p := o.(*gwapiv1.BackendTLSPolicy)
+			merged := append([]gwapiv1.PolicyAncestorStatus{}, status.MergeAncestors(p.Status.Ancestors, nil, w.controller, w.now())...)
+			changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
+			p.Status.Ancestors = merged
+			return changed
+		}))
+	}
+	return errs
+}
+
+func hasRouteParentOf(parents []gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) bool {
+	for _, p := range parents {
+		if p.ControllerName == controller {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.GatewayController) bool {
+	for _, a := range ancestors {
+		if a.ControllerName == controller {
+			return true
+		}
+	}
+	return false
 }
 
 // update reads the object, lets mutate change its status, and writes it only if mutate
