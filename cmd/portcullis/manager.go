@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -94,6 +95,7 @@ func runManager(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := registerManagerFlags(fs)
+	config.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig (local passes its own config)
 	opts := zap.Options{}
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -120,3 +120,15 @@ func TestHostDefaults(t *testing.T) {
 		t.Errorf("hostDefaults() with no Envoy anywhere: %v; want an error saying to run make tools", err)
 	}
 }
+
+// TestManagerTakesKubeconfig: --kubeconfig is a flag of the manager, and a bad path is
+// reported as such (not as an unknown flag).
+func TestManagerTakesKubeconfig(t *testing.T) {
+	var out bytes.Buffer
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	code := run([]string{"manager", "--provider", "host", "--kubeconfig", missing, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", "0", "--dns-server", "127.0.0.1:1"}, &out, &out)
+	if code != 1 || !strings.Contains(out.String(), "no-such-kubeconfig") {
+		t.Errorf("exit %d, output:\n%s\nwant exit 1 naming the missing kubeconfig", code, out.String())
+	}
+}
