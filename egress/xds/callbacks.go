@@ -138,11 +138,12 @@ func (s *Server) recordRequestLocked(st *streamState, req *discoveryv3.Discovery
 	now := s.now()
 	switch {
 	case t.nonce == "":
-		if v := req.GetVersionInfo(); v != "" {
-			t.Acked, t.AckedAt = v, now
-			return true
+		v := req.GetVersionInfo()
+		if v == "" || v == t.Acked {
+			return false
 		}
-		return false
+		t.Acked, t.AckedAt = v, now
+		return true
 	case req.GetResponseNonce() != t.nonce:
 		return false
 	case req.GetErrorDetail() != nil:
@@ -150,12 +151,16 @@ func (s *Server) recordRequestLocked(st *streamState, req *discoveryv3.Discovery
 		return true
 	default:
 		v := req.GetVersionInfo()
+		changed := t.Acked != v || t.Nack != nil
 		t.Acked, t.AckedAt, t.Nack = v, now, nil
 		g.Acked, g.AckedAt = v, now
 		if g.Nack != nil && g.Nack.Version != v && v == gw.version {
 			g.Nack = nil // a newer version is in place
+			changed = true
 		}
-		return true
+		// Only a change of what Envoy runs is news: an ACK repeating the version it
+		// already runs (a re-request) must not wake the reconciler.
+		return changed
 	}
 }
 
@@ -187,7 +192,9 @@ func (c callbacks) OnStreamResponse(_ context.Context, id int64, _ *discoveryv3.
 	t.Sent, t.SentAt, t.nonce = resp.GetVersionInfo(), now, resp.GetNonce()
 	g := typeOf(s.gateways[st.gateway].types, resp.GetTypeUrl())
 	g.Sent, g.SentAt = resp.GetVersionInfo(), now
-	s.changes.mark(st.gateway)
+	// Not marked as a change: sending changes nothing Programmed depends on (the ACK or
+	// NACK that follows does), and marking every response woke the reconciler once per
+	// exchange.
 }
 
 // Envoy prefixes some rejections (proto constraint violations) with a text dump of the
