@@ -40,23 +40,7 @@ func TestEnvoyEgressPolicyFollowsDNS(t *testing.T) {
 	const ns, hostname, upstreamPort = "envoy-egress", "moving.egress.test", 9080
 	w.dns.Set(hostname, hostname+". 1 IN A 127.0.0.1")
 	gwPort := xdstest.FreePort(t)
-	w.apply(fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: %[1]s}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
----
+	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: %[1]s}
@@ -121,6 +105,29 @@ func pause(t *testing.T, e *xdstest.Envoy) func() {
 	resume := func() { once.Do(func() { _ = syscall.Kill(e.PID(), syscall.SIGCONT) }) }
 	t.Cleanup(resume)
 	return resume
+}
+
+// egressGatewayYAML is a namespace with the Gateway "egress" of the default class on
+// port, and that class.
+func egressGatewayYAML(ns string, port uint32) string {
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: egress, namespace: %[1]s}
+spec:
+  gatewayClassName: portcullis
+  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
+---
+`, ns, port)
 }
 
 // waitEnvoyPolicy waits until the policy allows exactly the CIDRs.

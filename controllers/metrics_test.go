@@ -21,23 +21,8 @@ func TestOperatorMetrics(t *testing.T) {
 	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "metrics"
 	w.dns.Set("api.metrics.test", "api.metrics.test. 60 IN A 127.0.0.1")
-	w.apply(fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: %[1]s}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
----
+	gwPort := xdstest.FreePort(t)
+	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: %[1]s}
@@ -62,7 +47,7 @@ metadata: {name: api, namespace: %[1]s}
 spec:
   parentRefs: [{name: egress}]
   rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, ns, xdstest.FreePort(t)))
+`, ns))
 	envoy := w.startEnvoy(ns + "/egress")
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "True", "Programmed")

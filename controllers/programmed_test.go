@@ -21,23 +21,8 @@ import (
 func TestProgrammedFollowsWhatEnvoyRuns(t *testing.T) {
 	w := newWorld(t)
 	const ns = "programmed"
-	w.apply(fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: %[1]s}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
----
+	gwPort := xdstest.FreePort(t)
+	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: edited, namespace: %[1]s}
@@ -65,7 +50,7 @@ spec:
   - backendRefs: [{group: egress.portcullis.io, kind: Backend, name: edited}]
   - matches: [{path: {type: PathPrefix, value: /other}}]
     backendRefs: [{group: egress.portcullis.io, kind: Backend, name: untouched}]
-`, ns, xdstest.FreePort(t)))
+`, ns))
 	envoy := w.startEnvoy(ns + "/egress")
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
 	edited := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "edited", Namespace: ns}}
