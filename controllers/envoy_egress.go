@@ -81,6 +81,9 @@ func (r *Reconciler) narrowEnvoyEgress(ctx context.Context, gateways []ir.Gatewa
 		if obj == nil || problems[gw.Name] != nil || !r.envoysMovedOn(gw.Name) {
 			continue
 		}
+		if last, ok := r.lastPublished[gw.Name]; ok {
+			gw = last // retiring clusters included
+		}
 		if err := r.writeEnvoyEgress(ctx, obj, endpointsOf(gw)); err != nil {
 			errs = append(errs, err)
 		}

@@ -274,16 +274,19 @@ var adminClient = &http.Client{Timeout: 300 * time.Millisecond}
 
 // envoyEndpoint tells whether Envoy has the endpoint "ip:port" in a cluster.
 func envoyEndpoint(e *xdstest.Envoy, endpoint string) (bool, error) {
-	resp, err := adminClient.Get(e.AdminURL() + "/clusters")
+	body, err := adminGet(e, "/clusters")
+	return strings.Contains(body, "::"+endpoint+"::"), err
+}
+
+// adminGet reads a page of Envoy's admin interface.
+func adminGet(e *xdstest.Envoy, path string) (string, error) {
+	resp, err := adminClient.Get(e.AdminURL() + path)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return false, err
-	}
-	return strings.Contains(string(body), "::"+endpoint+"::"), nil
+	return string(body), err
 }
 
 func errorsJoin(errs ...error) error {

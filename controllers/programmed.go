@@ -89,6 +89,18 @@ func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, ge
 	return c
 }
 
+// publishedContent is what a version carries: with the routes held back (staging.go),
+// only what the version Envoy runs now carried.
+func (r *Reconciler) publishedContent(gateway string, held bool, obj *gwapiv1.Gateway, result translate.Result, gens map[string]int64) versionContent {
+	if !held {
+		return contentOf(gateway, obj, result, gens)
+	}
+	if prev := r.versions.find(gateway, r.opts.XDS.Status(gateway).Version); prev != nil {
+		return *prev
+	}
+	return versionContent{}
+}
+
 func backendGenerations(res *egress.Resources) map[string]int64 {
 	out := make(map[string]int64, len(res.Backends))
 	for i := range res.Backends {

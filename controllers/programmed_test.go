@@ -3,9 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -78,4 +80,78 @@ spec:
 
 	resume()
 	w.condition(edited, func() []metav1.Condition { return edited.Status.Conditions }, "Programmed", "True", "Programmed")
+}
+
+// TestRouteMovesMakeBeforeBreak: a route moved from Backend a to b is published in
+// steps. While Envoy is paused only the first step can be out: b's cluster added next
+// to a's, the routes unchanged. Once Envoy resumes, the route moves and a's cluster
+// goes, and the Backend b is Programmed only then.
+func TestRouteMovesMakeBeforeBreak(t *testing.T) {
+	w := newWorld(t)
+	const ns = "staging"
+	gwPort := xdstest.FreePort(t)
+	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: a, namespace: %[1]s}
+spec:
+  destination: {type: IP, ip: {address: 127.0.0.1}, ports: [{name: http, port: 9080, protocol: HTTP}]}
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: b, namespace: %[1]s}
+spec:
+  destination: {type: IP, ip: {address: 127.0.0.1}, ports: [{name: http, port: 9081, protocol: HTTP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: a}]}]
+`, ns))
+	envoy := w.startEnvoy(ns + "/egress")
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
+	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "True", "Programmed")
+	clusters := func() int { return w.xds.Status(ns + "/egress").Resources[resource.ClusterType] }
+	if n := clusters(); n != 1 {
+		t.Fatalf("%d clusters published; want a's only", n)
+	}
+	before := w.xds.Status(ns + "/egress").Version
+
+	resume := pause(t, envoy)
+	route := &gwapiv1.HTTPRoute{}
+	if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "r"}, route); err != nil {
+		t.Fatal(err)
+	}
+	route.Spec.Rules[0].BackendRefs[0].Name = "b"
+	if err := w.c.Update(context.Background(), route); err != nil {
+		t.Fatal(err)
+	}
+	xdstest.WaitFor(t, 10*time.Second, "the first step (b's cluster added) published", func() error {
+		if v := w.xds.Status(ns + "/egress").Version; v == before || clusters() != 2 {
+			return fmt.Errorf("version %s, %d clusters", v, clusters())
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n := clusters(); n != 2 {
+		t.Fatalf("while Envoy runs the old routes %d clusters are published; want a's and b's", n)
+	}
+	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: ns}}
+	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Programmed", "False", "Pending")
+
+	resume()
+	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Programmed", "True", "Programmed")
+	xdstest.WaitFor(t, 10*time.Second, "a's cluster dropped from Envoy", func() error {
+		body, err := adminGet(envoy, "/clusters")
+		if err != nil {
+			return err
+		}
+		if clusters() != 1 || strings.Contains(body, "backend/"+ns+"/a/") || !strings.Contains(body, "backend/"+ns+"/b/") {
+			return fmt.Errorf("%d clusters published; Envoy has a: %v, b: %v", clusters(),
+				strings.Contains(body, "backend/"+ns+"/a/"), strings.Contains(body, "backend/"+ns+"/b/"))
+		}
+		return nil
+	})
 }

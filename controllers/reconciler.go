@@ -23,6 +23,7 @@ import (
 	"github.com/portcullis-io/portcullis/dnsguard"
 	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/ir"
 	"github.com/portcullis-io/portcullis/egress/translate"
 	"github.com/portcullis-io/portcullis/egress/xds"
 )
@@ -68,6 +69,9 @@ type Reconciler struct {
 	// versions remembers what each recently published version carries, to tell whether
 	// Envoy runs the current generation of a Gateway or Backend.
 	versions versionLogs
+	// lastPublished is the configuration last published per Gateway, retiring clusters
+	// included (retiring.go).
+	lastPublished map[string]ir.Gateway
 	// warned holds the warnings already emitted, so each becomes one Event, not one per
 	// reconcile.
 	warned map[translate.Warning]bool
@@ -103,20 +107,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 // published then (last known good).
 func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens map[string]int64) map[string]error {
 	problems := map[string]error{}
-	for _, gw := range result.Gateways {
+	for _, desired := range result.Gateways {
+		gw, held := r.stage(desired)
 		obj := gateways[gw.Name]
 		if err := r.widenEnvoyEgress(ctx, gw, obj); err != nil {
 			problems[gw.Name] = fmt.Errorf("the Envoy egress NetworkPolicy could not be written, so the new configuration was not sent: %w", err)
 			r.log.Error(err, "envoy egress policy", "gateway", gw.Name)
 			continue
 		}
+		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
 		out, err := envoyconfig.Build(gw, r.opts.Envoy)
 		var version string
 		if err == nil {
 			version, _, err = r.opts.XDS.Publish(gw.Name, out)
 		}
 		if err == nil {
-			r.versions.record(gw.Name, version, contentOf(gw.Name, obj, result, gens))
+			r.versions.record(gw.Name, version, content)
+			r.lastPublished[gw.Name] = gw
 		}
 		if err != nil {
 			problems[gw.Name] = fmt.Errorf("the Envoy configuration could not be built: %w", err)
@@ -152,6 +159,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		}
 		r.opts.XDS.Remove(key)
 		r.versions.forget(key)
+		delete(r.lastPublished, key)
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
 			now[key] = name

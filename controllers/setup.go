@@ -20,6 +20,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // NewReconciler makes the reconciler for a manager.
@@ -35,6 +36,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		recorder: mgr.GetEventRecorderFor("portcullis"),
 		log:      mgr.GetLogger().WithName("portcullis"),
 		live:     map[string]types.NamespacedName{},
+
+		lastPublished: map[string]ir.Gateway{},
 	}
 }
 

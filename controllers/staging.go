@@ -1,0 +1,157 @@
+package controllers
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Make before break. Envoy routes to a cluster only once it has it warmed, and with ADS
+// the order in which a snapshot's types arrive is not the order Envoy needs, so one
+// snapshot that both moves a route from cluster A to a new cluster B and drops A lets
+// requests fail with 503 "no cluster" for a moment (a weight flipped from 100/0 to
+// 0/100, a backendRef replaced). So a change is published in up to three steps, each
+// once every connected Envoy runs the previous one:
+//
+//  1. new clusters are added, with the routes Envoy runs now;
+//  2. the new routes, with every cluster the old routes used still there;
+//  3. clusters no route uses are dropped.
+//
+// With no Envoy connected, or when Envoy rejected the latest configuration (waiting for
+// it would wait forever), the desired configuration is published at once.
+
+// stage returns the Gateway to publish now, and whether its routes are held back (then
+// the snapshot carries no new generation of the Gateway or its Backends).
+func (r *Reconciler) stage(desired ir.Gateway) (ir.Gateway, bool) {
+	last, ok := r.lastPublished[desired.Name]
+	if !ok {
+		return desired, false
+	}
+	st := r.opts.XDS.Status(desired.Name)
+	if len(st.Envoys) == 0 {
+		return desired, false
+	}
+	if nack, _ := st.Rejection(); nack != nil {
+		return desired, false
+	}
+	settled := r.envoysRunLatest(desired.Name)
+	if !settled || !hasAllClusters(last, desired) {
+		// Step 1, or waiting for Envoy: the routes Envoy runs, every cluster of either.
+		return withClusters(last.Listeners, desired, last, nil), true
+	}
+	// Steps 2 and 3: the new routes, and the old clusters the running routes still use.
+	return withClusters(desired.Listeners, desired, last, routedClusters(last)), false
+}
+
+// withClusters is desired with the given listeners, plus the clusters of last desired
+// lacks (only those in keep, when keep is set), with their secrets.
+func withClusters(listeners []ir.Listener, desired, last ir.Gateway, keep map[string]bool) ir.Gateway {
+	out := desired
+	out.Listeners = listeners
+	out.Clusters, out.Secrets = slices.Clip(desired.Clusters), slices.Clip(desired.Secrets)
+	have := map[string]bool{}
+	for _, c := range desired.Clusters {
+		have[c.Name] = true
+	}
+	for _, c := range last.Clusters {
+		if have[c.Name] || (keep != nil && !keep[c.Name]) {
+			continue
+		}
+		out.Clusters = append(out.Clusters, c)
+		out.Secrets = appendSecrets(out.Secrets, last.Secrets, clusterSecrets(c))
+	}
+	// Listener TLS certificates of the routes Envoy runs stay too.
+	for _, l := range listeners {
+		if l.TLS != nil {
+			out.Secrets = appendSecrets(out.Secrets, last.Secrets, l.TLS.CertificateSecrets)
+		}
+	}
+	out.Clusters = slices.Clone(out.Clusters)
+	out.Secrets = slices.Clone(out.Secrets)
+	slices.SortFunc(out.Clusters, func(a, b ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Secrets, func(a, b ir.Secret) int { return strings.Compare(a.Name, b.Name) })
+	out.Secrets = usedSecrets(out)
+	return out
+}
+
+// usedSecrets keeps the secrets a listener or cluster of gw uses: the xDS server refuses
+// a snapshot with a secret nothing references.
+func usedSecrets(gw ir.Gateway) []ir.Secret {
+	used := map[string]bool{}
+	for _, l := range gw.Listeners {
+		if l.TLS != nil {
+			for _, s := range l.TLS.CertificateSecrets {
+				used[s] = true
+			}
+		}
+	}
+	for _, c := range gw.Clusters {
+		for _, s := range clusterSecrets(c) {
+			used[s] = true
+		}
+	}
+	return slices.DeleteFunc(gw.Secrets, func(s ir.Secret) bool { return !used[s.Name] })
+}
+
+// hasAllClusters tells whether every cluster of desired is in last.
+func hasAllClusters(last, desired ir.Gateway) bool {
+	have := map[string]bool{}
+	for _, c := range last.Clusters {
+		have[c.Name] = true
+	}
+	for _, c := range desired.Clusters {
+		if !have[c.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// envoysRunLatest tells whether every connected Envoy runs the last published version
+// (every type).
+func (r *Reconciler) envoysRunLatest(gateway string) bool {
+	st := r.opts.XDS.Status(gateway)
+	versions, all := st.Running()
+	return all && len(versions) == 1 && versions[0] == st.Version
+}
+
+// routedClusters are the clusters some route of the Gateway sends to.
+func routedClusters(gw ir.Gateway) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range gw.Listeners {
+		for _, vh := range l.VirtualHosts {
+			for _, rt := range vh.Routes {
+				for _, b := range rt.Backends {
+					out[b.Cluster] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// clusterSecrets are the names of the secrets a cluster uses.
+func clusterSecrets(c ir.Cluster) []string {
+	var out []string
+	if c.TLS != nil {
+		out = append(out, c.TLS.CASecret, c.TLS.ClientCertificateSecret)
+	}
+	if c.Credential != nil {
+		out = append(out, c.Credential.Secret)
+	}
+	return out
+}
+
+// appendSecrets adds the named secrets of from that dst lacks.
+func appendSecrets(dst, from []ir.Secret, names []string) []ir.Secret {
+	for _, name := range names {
+		if name == "" || slices.ContainsFunc(dst, func(s ir.Secret) bool { return s.Name == name }) {
+			continue
+		}
+		if i := slices.IndexFunc(from, func(s ir.Secret) bool { return s.Name == name }); i >= 0 {
+			dst = append(slices.Clip(dst), from[i])
+		}
+	}
+	return dst
+}
