@@ -111,6 +111,13 @@ tools: envtest-assets envoy ## Install every tool the tests need.
 test: verify-generated fmt vet tools ## Generate, format, vet, install tools, then run every test against a real API server and a real Envoy.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ENVOY_BIN=$(ENVOY_BIN) PATH=$(ENVTEST_DIR):$$PATH \
 	  go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ENVOY_BIN=$(ENVOY_BIN) PATH=$(ENVTEST_DIR):$$PATH \
+	  go test $(GO_TEST_FLAGS) -run '^$$' -bench . -benchtime=1x ./test/bench/...
+
+.PHONY: bench
+bench: tools ## Run the benchmarks at the DESIGN.md sizes and write the tables to test/bench/results.md.
+	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ENVOY_BIN=$(ENVOY_BIN) PATH=$(ENVTEST_DIR):$$PATH \
+	  go run ./test/bench/cmd/report -out test/bench/results.md
 
 ##@ Deploy
 

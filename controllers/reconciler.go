@@ -158,6 +158,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 			continue
 		}
 		r.opts.XDS.Remove(key)
+		envoyconfig.Forget(key)
 		r.versions.forget(key)
 		delete(r.lastPublished, key)
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {

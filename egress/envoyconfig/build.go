@@ -27,12 +27,12 @@ type Options struct {
 // Build returns the xDS resources of one Gateway. It is pure (no I/O) and deterministic:
 // the same IR always yields equal protos, so snapshot versions can be content hashes.
 // Key material only ever appears in Resources.Secrets; everything else names secrets for SDS.
+//
+// Build reuses, through a process-wide Cache, the messages of the Gateway's previous
+// build for every resource whose IR did not change: the returned messages must be
+// treated as read-only.
 func Build(gw ir.Gateway, opts Options) (Resources, error) {
-	b, err := newBuilder(gw, opts, false)
-	if err != nil {
-		return Resources{}, err
-	}
-	return b.resources()
+	return defaultCache.Build(gw, opts)
 }
 
 // builder holds one Gateway's IR indexed by name. static switches the few places where a
@@ -43,15 +43,23 @@ type builder struct {
 	static   bool
 	clusters map[string]*ir.Cluster
 	secrets  map[string]*ir.Secret
+	// prev is the Gateway's last build, whose messages may be reused; next collects this
+	// build for the Cache. Both are nil when building without a Cache.
+	prev, next *gatewayMemo
 }
 
-func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
+// withDefaults fills the options Build defaults.
+func withDefaults(opts Options) Options {
 	if opts.SystemCAFile == "" {
 		opts.SystemCAFile = DefaultSystemCAFile
 	}
+	return opts
+}
+
+func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
 	b := &builder{
 		gw:       gw,
-		opts:     opts,
+		opts:     withDefaults(opts),
 		static:   static,
 		clusters: make(map[string]*ir.Cluster, len(gw.Clusters)),
 		secrets:  make(map[string]*ir.Secret, len(gw.Secrets)),
@@ -75,26 +83,28 @@ func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
 
 // resources builds every resource type, then sorts and validates them so that a broken
 // IR surfaces here as an error rather than as a NACK from every Envoy of the fleet.
+// Messages reused from the last build were validated then; only fresh ones are now.
 func (b *builder) resources() (Resources, error) {
-	var r Resources
+	var r, fresh Resources
 	var err error
-	if r.Listeners, err = buildEach(b.gw.Listeners, b.listener); err != nil {
+	if r.Listeners, fresh.Listeners, err = buildAll(b.gw.Listeners, b.cachedListener); err != nil {
 		return Resources{}, err
 	}
-	if r.Routes, err = buildEach(b.gw.Listeners, b.routeConfiguration); err != nil {
+	if r.Routes, fresh.Routes, err = buildAll(b.gw.Listeners, b.cachedRoutes); err != nil {
 		return Resources{}, err
 	}
-	if r.Clusters, err = buildEach(b.gw.Clusters, b.cluster); err != nil {
+	if r.Clusters, fresh.Clusters, err = buildAll(b.gw.Clusters, b.cachedCluster); err != nil {
 		return Resources{}, err
 	}
-	if r.Endpoints, err = buildEach(b.gw.Clusters, loadAssignment); err != nil {
+	if r.Endpoints, fresh.Endpoints, err = buildAll(b.gw.Clusters, b.cachedEndpoints); err != nil {
 		return Resources{}, err
 	}
-	if r.Secrets, err = buildEach(b.gw.Secrets, secret); err != nil {
+	if r.Secrets, fresh.Secrets, err = buildAll(b.gw.Secrets, b.cachedSecret); err != nil {
 		return Resources{}, err
 	}
 	r.sort()
-	return r, r.validate()
+	fresh.sort()
+	return r, fresh.validate()
 }
 
 // sort orders every slice by name, as Resources promises, whatever order the IR had.
@@ -134,6 +144,23 @@ func buildEach[In any, Out any](in []In, build func(*In) (Out, error)) ([]Out, e
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// buildAll is buildEach for builders that may reuse a message: it also returns the
+// messages that were built afresh.
+func buildAll[In any, Out any](in []In, build func(*In) (Out, bool, error)) (all, fresh []Out, err error) {
+	all = make([]Out, 0, len(in))
+	for i := range in {
+		o, isFresh, err := build(&in[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, o)
+		if isFresh {
+			fresh = append(fresh, o)
+		}
+	}
+	return all, fresh, nil
 }
 
 func sortByName[T any](s []T, name func(T) string) {

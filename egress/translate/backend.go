@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -19,12 +17,29 @@ type translatedBackend struct {
 	// problem makes Accepted=False; refProblem makes ResolvedRefs=False. Either makes the
 	// Backend unusable: routes send its share of traffic to a 500.
 	problem, refProblem *refError
-	clusters            map[string]ir.Cluster // by port name
-	secrets             map[string][]ir.Secret
-	policies            map[string]*gwapiv1.BackendTLSPolicy
+	ports               []portCluster // one per HTTP, HTTPS or TLS port
 	effective           *egressv1alpha1.EffectiveTLS
 	ignoredMsg          string
 	referenced          bool
+}
+
+// portCluster is the cluster of one Backend port, the secrets it needs and the policy
+// that set its TLS, if any.
+type portCluster struct {
+	port    string
+	cluster *ir.Cluster
+	secrets []ir.Secret
+	policy  *gwapiv1.BackendTLSPolicy
+}
+
+// port returns the cluster of a port by name (a Backend has at most 16 ports).
+func (tb *translatedBackend) port(name string) *portCluster {
+	for i := range tb.ports {
+		if tb.ports[i].port == name {
+			return &tb.ports[i]
+		}
+	}
+	return nil
 }
 
 func (tb *translatedBackend) usable() bool { return tb.problem == nil && tb.refProblem == nil }
@@ -44,13 +59,30 @@ func (tb *translatedBackend) fail(e *refError) {
 	}
 }
 
-// translateBackend validates a Backend and builds its clusters, once per translation.
+// translateBackend validates a Backend and builds its clusters, once per translation,
+// reusing an earlier translation's from the Cache when everything it read is unchanged.
 func (t *translator) translateBackend(n types.NamespacedName) *translatedBackend {
 	if tb, ok := t.backendCache[n]; ok {
 		return tb
 	}
 	b := t.backends[n]
-	tb := &translatedBackend{b: b, dest: destinationOf(b), clusters: map[string]ir.Cluster{}, secrets: map[string][]ir.Secret{}, policies: map[string]*gwapiv1.BackendTLSPolicy{}}
+	if tb := t.reuseBackend(n, b); tb != nil {
+		t.backendCache[n] = tb
+		return tb
+	}
+	if !memoizable(b) {
+		return t.buildBackend(n, b)
+	}
+	t.rec = &recorder{}
+	tb := t.buildBackend(n, b)
+	t.rememberBackend(n, b, tb, t.rec)
+	t.rec = nil
+	return tb
+}
+
+// buildBackend translates a Backend.
+func (t *translator) buildBackend(n types.NamespacedName, b *egressv1alpha1.Backend) *translatedBackend {
+	tb := &translatedBackend{b: b, dest: destinationOf(b)}
 	t.backendCache[n] = tb
 	template := ir.Cluster{}
 	if e := applyProtocol(&template, tb.dest.protocol, tb.dest.field+".protocol"); e != nil {
@@ -100,15 +132,19 @@ func (t *translator) buildBackendCluster(tb *translatedBackend, template ir.Clus
 		return e
 	}
 	c := template
-	c.Name = fmt.Sprintf("backend/%s/%s", nameOf(tb.b), port.Name)
+	c.Name = "backend/" + nameOf(tb.b).String() + "/" + port.Name
 	c.Endpoints, c.TLS = eps, outcome.tls
 	secrets := outcome.secrets
 	if cred != nil {
 		secrets = append(secrets, *cred)
 	}
-	tb.clusters[port.Name], tb.secrets[port.Name] = c, secrets
+	pc := portCluster{port: port.Name, cluster: &c, secrets: secrets, policy: outcome.policy}
+	if existing := tb.port(port.Name); existing != nil {
+		*existing = pc // a repeated port name: the last one wins, as it always did
+	} else {
+		tb.ports = append(tb.ports, pc)
+	}
 	if outcome.policy != nil {
-		tb.policies[port.Name] = outcome.policy
 		tb.ignoredMsg = ignoredMessage(outcome)
 	}
 	if tb.effective == nil {
@@ -132,7 +168,7 @@ func (t *translator) credentialSecret(b *egressv1alpha1.Backend, cred *credentia
 }
 
 // backendRef resolves an HTTPRoute backendRef to a Backend into the cluster of the chosen port.
-func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) ([]ir.Cluster, []ir.Secret, *refError) {
+func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) (*ir.Cluster, []ir.Secret, *refError) {
 	if _, ok := t.backends[n]; !ok {
 		return nil, nil, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s not found", n)
 	}
@@ -154,7 +190,8 @@ func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port 
 		}
 		return nil, nil, newRefError(ReasonInvalidBackend, "Backend %s cannot be used (%s): %s", n, cause.reason, cause.msg)
 	}
-	return []ir.Cluster{tb.clusters[p.Name]}, tb.secrets[p.Name], nil
+	pc := tb.port(p.Name)
+	return pc.cluster, pc.secrets, nil
 }
 
 // pickBackendPort finds the port a backendRef names; it may be omitted when the Backend

@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,7 @@ func (t *translator) finishBackendStatuses() {
 	for n := range t.backends {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
+	sort.Slice(names, func(i, j int) bool { return lessName(names[i], names[j]) })
 	for _, n := range names {
 		tb := t.translateBackend(n)
 		t.result.Statuses.Backends[n.String()] = t.backendStatus(tb)
@@ -72,7 +73,7 @@ func addressesCondition(name string, res egress.Resolution, known bool, gen int6
 		pending.Status = metav1.ConditionUnknown
 		return pending
 	case res.State == egress.ResolutionResolved:
-		return c(true, egressv1alpha1.ReasonResolved, fmt.Sprintf("%s: %d vetted address(es)%s", name, len(res.Vetted), blocked))
+		return c(true, egressv1alpha1.ReasonResolved, name+": "+strconv.Itoa(len(res.Vetted))+" vetted address(es)"+blocked)
 	case res.State == egress.ResolutionAllForbidden:
 		return c(false, egressv1alpha1.ReasonAllAddressesForbidden, fmt.Sprintf("%s: every answer was refused by the DNS guard%s; no endpoints, requests get 503", name, blocked))
 	case res.State == egress.ResolutionNXDomain:
@@ -115,7 +116,7 @@ func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egr
 func portsSummary(b *egressv1alpha1.Backend) string {
 	parts := make([]string, len(b.Spec.Destination.Ports))
 	for i, p := range b.Spec.Destination.Ports {
-		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+		parts[i] = strconv.FormatInt(int64(p.Port), 10) + "/" + string(p.Protocol)
 	}
 	return strings.Join(parts, ",")
 }

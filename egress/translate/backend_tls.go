@@ -120,7 +120,8 @@ func certKey(ref *egressv1alpha1.CertificateRef) string {
 	return ""
 }
 
-// inlineCABundle concatenates the Backend's CA certificates into one bundle secret.
+// inlineCABundle concatenates the Backend's CA certificates into one bundle secret. A
+// single certificate is used as it is, without copying.
 func (t *translator) inlineCABundle(b *egressv1alpha1.Backend, refs []egressv1alpha1.CertificateRef) (ir.Secret, *refError) {
 	var data []byte
 	for i := range refs {
@@ -133,7 +134,11 @@ func (t *translator) inlineCABundle(b *egressv1alpha1.Backend, refs []egressv1al
 			rerr.msg = fmt.Sprintf("tls.caCertificates[%d]: %s", i, rerr.msg)
 			return ir.Secret{}, rerr
 		}
-		data = append(data, s.Certificate...)
+		if len(refs) == 1 {
+			data = s.Certificate
+		} else {
+			data = append(data, s.Certificate...)
+		}
 	}
 	return ir.Secret{Name: "ca/" + nameOf(b).String() + "/backend", Kind: ir.SecretCACertificate, Certificate: data}, nil
 }

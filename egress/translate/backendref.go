@@ -93,22 +93,20 @@ func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, 
 	if !t.refAllowed(crossRef{gwapiv1.GroupName, "HTTPRoute", r.Namespace, group, kind, ns, target.Name}) {
 		return ir.WeightedCluster{}, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
 	}
-	var clusters []ir.Cluster
+	var cluster *ir.Cluster
 	var secrets []ir.Secret
 	var rerr *refError
 	if isService {
-		clusters, secrets, rerr = t.serviceRef(g, target, ref.Port)
+		cluster, secrets, rerr = t.serviceRef(g, target, ref.Port)
 	} else {
-		clusters, secrets, rerr = t.backendRef(g, target, ref.Port)
+		cluster, secrets, rerr = t.backendRef(g, target, ref.Port)
 	}
 	if rerr != nil {
 		return ir.WeightedCluster{}, rerr
 	}
-	for _, c := range clusters {
-		g.clusters[c.Name] = c
-	}
+	g.clusters[cluster.Name] = cluster
 	for _, s := range secrets {
 		g.secrets[s.Name] = s
 	}
-	return ir.WeightedCluster{Cluster: clusters[0].Name}, nil
+	return ir.WeightedCluster{Cluster: cluster.Name}, nil
 }

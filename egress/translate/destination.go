@@ -77,7 +77,7 @@ func (t *translator) resolveDestination(b *egressv1alpha1.Backend, d *destinatio
 func (t *translator) endpoints(d destination, port egressv1alpha1.BackendPort) ([]ir.Endpoint, *refError) {
 	switch {
 	case d.hostname != "":
-		return vettedEndpoints(t.addrs[d.hostname], uint32(port.Port)), nil
+		return vettedEndpoints(t.resolution(d.hostname), uint32(port.Port)), nil
 	case d.ip.IsValid():
 		return []ir.Endpoint{{Address: d.ip.String(), Port: uint32(port.Port)}}, nil
 	case d.service != nil:

@@ -17,18 +17,21 @@ type gatewayContext struct {
 	conditions []metav1.Condition
 	out        ir.Gateway
 	secrets    map[string]ir.Secret
-	clusters   map[string]ir.Cluster
+	clusters   map[string]*ir.Cluster // shared between Gateways: never modified
 	// hosts collects, per Envoy port, the routes of each Host domain.
 	hosts map[uint32]map[string][]routeEntry
+	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
+	refs int
 }
 
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
 // It returns false when the Gateway cannot be served at all.
 func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
+	refs := t.backendRefsTo(gw)
 	g := &gatewayContext{
 		gw: gw, out: ir.Gateway{Name: nameOf(gw).String()},
-		secrets: map[string]ir.Secret{}, clusters: map[string]ir.Cluster{},
-		hosts: map[uint32]map[string][]routeEntry{},
+		secrets: make(map[string]ir.Secret, 2*refs), clusters: make(map[string]*ir.Cluster, refs),
+		hosts: map[uint32]map[string][]routeEntry{}, refs: refs,
 	}
 	for i := range gw.Spec.Listeners {
 		g.listeners = append(g.listeners, t.validateListener(g, &gw.Spec.Listeners[i]))
@@ -38,11 +41,28 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	if accepted {
 		t.attachRoutes(g)
 		g.out.Listeners = buildListeners(g)
-		g.out.Clusters = sortedValues(g.clusters)
-		g.out.Secrets = sortedValues(g.secrets)
+		g.out.Clusters = sortedValues(g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
+		g.out.Secrets = sortedValues(g.secrets, func(s ir.Secret) ir.Secret { return s })
 	}
 	t.writeGatewayStatus(g, accepted)
 	return g.out, accepted
+}
+
+// backendRefsTo counts the backendRefs of the routes that name the Gateway as a parent:
+// the clusters it may get, so its maps are sized once instead of growing.
+func (t *translator) backendRefsTo(gw *gwapiv1.Gateway) int {
+	n := 0
+	for _, r := range t.routes {
+		for _, ref := range r.Spec.ParentRefs {
+			if refersToGateway(ref, r.Namespace, gw) {
+				for _, rule := range r.Spec.Rules {
+					n += len(rule.BackendRefs)
+				}
+				break
+			}
+		}
+	}
+	return n
 }
 
 // gatewayAccepted decides the Gateway's Accepted condition from its listeners.
@@ -91,7 +111,8 @@ func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
 	t.result.Statuses.Gateways[nameOf(g.gw).String()] = st
 }
 
-func sortedValues[T interface{ ir.Cluster | ir.Secret }](m map[string]T) []T {
+// sortedValues returns the map's values ordered by key.
+func sortedValues[V, T any](m map[string]V, value func(V) T) []T {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -99,7 +120,7 @@ func sortedValues[T interface{ ir.Cluster | ir.Secret }](m map[string]T) []T {
 	sort.Strings(keys)
 	out := make([]T, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, m[k])
+		out = append(out, value(m[k]))
 	}
 	return out
 }

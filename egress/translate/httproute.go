@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -134,6 +135,7 @@ func hostnameStrings(hs []gwapiv1.Hostname) []string {
 func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute) ([]routeEntry, refStatus, error) {
 	var entries []routeEntry
 	var resolved refStatus
+	routeName := nameOf(r).String()
 	for i, rule := range r.Spec.Rules {
 		base := ir.Route{}
 		if err := applyFilters(&base, rule.Filters); err != nil {
@@ -148,7 +150,7 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute) ([]rout
 		}
 		for j, m := range matches {
 			route := base
-			route.Name = fmt.Sprintf("%s/rule/%d/match/%d", nameOf(r), i, j)
+			route.Name = routeName + "/rule/" + strconv.Itoa(i) + "/match/" + strconv.Itoa(j)
 			route.Match = convertMatch(m)
 			entries = append(entries, routeEntry{route: r, rule: i, match: j, ir: route})
 		}
@@ -166,7 +168,7 @@ func (t *translator) addParentStatus(r *gwapiv1.HTTPRoute, st gwapiv1.RouteParen
 func (g *gatewayContext) addRoutes(l *listenerContext, domains []string, entries []routeEntry) {
 	port := l.envoyPort
 	if g.hosts[port] == nil {
-		g.hosts[port] = map[string][]routeEntry{}
+		g.hosts[port] = make(map[string][]routeEntry, g.refs)
 	}
 	entries = withRedirectPort(entries, l.spec.Port)
 	for _, d := range domains {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -16,6 +17,11 @@ import (
 type translator struct {
 	opts  Options
 	addrs egress.Addresses
+	// cache and epoch memoise certificate checks and Backends across translations; rec
+	// records what the Backend being translated reads, when it may be memoised.
+	cache *Cache
+	epoch uint64
+	rec   *recorder
 
 	classes        map[string]*gwapiv1.GatewayClass
 	gateways       []*gwapiv1.Gateway
@@ -48,24 +54,29 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 	if res == nil {
 		res = &egress.Resources{}
 	}
+	cache := opts.Cache
+	if cache == nil {
+		cache = defaultCache
+	}
+	nb, nr := len(res.Backends), len(res.HTTPRoutes)
 	t := &translator{
-		opts: opts, addrs: addrs,
+		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(),
 		classes:         map[string]*gwapiv1.GatewayClass{},
-		backends:        map[types.NamespacedName]*egressv1alpha1.Backend{},
-		services:        map[types.NamespacedName]*corev1.Service{},
+		backends:        make(map[types.NamespacedName]*egressv1alpha1.Backend, nb),
+		services:        make(map[types.NamespacedName]*corev1.Service, len(res.Services)),
 		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
-		secrets:         map[types.NamespacedName]*corev1.Secret{},
-		configMaps:      map[types.NamespacedName]*corev1.ConfigMap{},
-		namespaceLabel:  map[string]map[string]string{},
-		backendCache:    map[types.NamespacedName]*translatedBackend{},
+		secrets:         make(map[types.NamespacedName]*corev1.Secret, len(res.Secrets)),
+		configMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(res.ConfigMaps)),
+		namespaceLabel:  make(map[string]map[string]string, len(res.Namespaces)),
+		backendCache:    make(map[types.NamespacedName]*translatedBackend, nb),
 		serviceCache:    map[serviceKey]*translatedService{},
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
 		policyConflicts: map[types.NamespacedName]string{},
 		result: Result{Statuses: Statuses{
 			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},
-			HTTPRoutes:         map[string][]gwapiv1.RouteParentStatus{},
-			Backends:           map[string]*egressv1alpha1.BackendStatus{},
+			HTTPRoutes:         make(map[string][]gwapiv1.RouteParentStatus, nr),
+			Backends:           make(map[string]*egressv1alpha1.BackendStatus, nb),
 			BackendTLSPolicies: map[string][]gwapiv1.PolicyAncestorStatus{},
 		}},
 	}
@@ -116,7 +127,7 @@ func pointers[T any](in []T) []*T {
 
 // sortObjects orders objects by namespace/name so output never depends on input order.
 func sortObjects[T object](objs []T) {
-	sort.SliceStable(objs, func(i, j int) bool { return nameOf(objs[i]).String() < nameOf(objs[j]).String() })
+	sort.SliceStable(objs, func(i, j int) bool { return lessName(nameOf(objs[i]), nameOf(objs[j])) })
 }
 
 func indexByName[T any, P interface {
@@ -130,4 +141,24 @@ func indexByName[T any, P interface {
 
 func nameOf(o object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// lessName orders names as their "namespace/name" strings order, without building them:
+// sorting thousands of objects would otherwise allocate two strings per comparison.
+func lessName(a, b types.NamespacedName) bool {
+	if a.Namespace == b.Namespace {
+		return a.Name < b.Name
+	}
+	short, long, flip := a.Namespace, b.Namespace, false
+	if len(short) > len(long) {
+		short, long, flip = long, short, true
+	}
+	if !strings.HasPrefix(long, short) {
+		return a.Namespace < b.Namespace // they differ within the shorter one
+	}
+	// The shorter namespace is a prefix of the longer: its "/" meets the longer's next byte.
+	if next := long[len(short)]; next != '/' {
+		return ('/' < next) != flip
+	}
+	return a.String() < b.String() // a "/" inside a namespace: compare the strings themselves
 }

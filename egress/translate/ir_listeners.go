@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -60,13 +61,14 @@ func virtualHosts(port uint32, hosts map[string][]routeEntry) []ir.VirtualHost {
 	sort.Strings(domains)
 	broadest := widestLast(domains)
 	out := make([]ir.VirtualHost, 0, len(domains))
+	prefix := strconv.FormatUint(uint64(port), 10) + "/"
 	for _, d := range domains {
-		vh := ir.VirtualHost{Name: fmt.Sprintf("%d/%s", port, d), Domains: []string{d}}
-		seen := map[string]bool{}
+		vh := ir.VirtualHost{Name: prefix + d, Domains: []string{d}}
+		var seen routeNames
 		add := func(entries []routeEntry) {
 			for _, e := range entries {
-				if !seen[e.ir.Name] {
-					seen[e.ir.Name] = true
+				if !seen.has(vh.Routes, e.ir.Name) {
+					seen.add(vh.Routes, e.ir.Name)
 					vh.Routes = append(vh.Routes, e.ir)
 				}
 			}
@@ -80,6 +82,38 @@ func virtualHosts(port uint32, hosts map[string][]routeEntry) []ir.VirtualHost {
 		out = append(out, vh)
 	}
 	return out
+}
+
+// routeNames tells whether a virtual host already has a route of a given name. Most
+// virtual hosts hold a handful of routes, which are searched directly; past that a set
+// is built, so that a host with thousands of routes stays linear.
+type routeNames struct{ set map[string]bool }
+
+const routeNamesSetSize = 16
+
+func (s *routeNames) has(routes []ir.Route, name string) bool {
+	if s.set != nil {
+		return s.set[name]
+	}
+	for i := range routes {
+		if routes[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// add records name, about to be appended to routes.
+func (s *routeNames) add(routes []ir.Route, name string) {
+	if s.set == nil && len(routes) >= routeNamesSetSize {
+		s.set = make(map[string]bool, 2*len(routes))
+		for i := range routes {
+			s.set[routes[i].Name] = true
+		}
+	}
+	if s.set != nil {
+		s.set[name] = true
+	}
 }
 
 // widestLast orders wildcard domains from the narrowest (longest) to "*".

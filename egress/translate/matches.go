@@ -71,8 +71,8 @@ func sortByPrecedence(entries []routeEntry) {
 		if ta, tb := a.route.CreationTimestamp, b.route.CreationTimestamp; !ta.Equal(&tb) {
 			return ta.Before(&tb)
 		}
-		if na, nb := nameOf(a.route).String(), nameOf(b.route).String(); na != nb {
-			return na < nb
+		if na, nb := nameOf(a.route), nameOf(b.route); na != nb {
+			return lessName(na, nb)
 		}
 		if a.rule != b.rule {
 			return a.rule < b.rule

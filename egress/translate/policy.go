@@ -51,7 +51,7 @@ func (t *translator) pickPolicy(ps []*gwapiv1.BackendTLSPolicy) *gwapiv1.Backend
 		if !a.Equal(&b) {
 			return a.Before(&b)
 		}
-		return nameOf(ps[i]).String() < nameOf(ps[j]).String()
+		return lessName(nameOf(ps[i]), nameOf(ps[j]))
 	})
 	for _, loser := range ps[1:] {
 		t.policyConflicts[nameOf(loser)] = fmt.Sprintf("BackendTLSPolicy %s targets the same Service port and takes precedence (older, or first by name)", nameOf(ps[0]))
@@ -198,6 +198,6 @@ func sortedNames(m map[types.NamespacedName]bool) []types.NamespacedName {
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	sort.Slice(out, func(i, j int) bool { return lessName(out[i], out[j]) })
 	return out
 }

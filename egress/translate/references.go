@@ -49,7 +49,7 @@ func References(res *egress.Resources) []ObjectRef {
 		if out[i].Kind != out[j].Kind {
 			return out[i].Kind < out[j].Kind
 		}
-		return out[i].Name.String() < out[j].Name.String()
+		return lessName(out[i].Name, out[j].Name)
 	})
 	return out
 }

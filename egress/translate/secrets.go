@@ -28,45 +28,63 @@ func newRefError(reason, format string, args ...any) *refError {
 // tlsCertificate reads a kubernetes.io/tls Secret as a certificate chain and private key.
 // The data is checked here so that a bad Secret becomes a condition, not an Envoy NACK.
 func (t *translator) tlsCertificate(ref types.NamespacedName, certKey, reason string) (ir.Secret, *refError) {
-	s, ok := t.secrets[ref]
-	if !ok {
-		return ir.Secret{}, newRefError(reason, "Secret %s not found", ref)
-	}
-	if s.Type != corev1.SecretTypeTLS {
-		return ir.Secret{}, newRefError(reason, "Secret %s has type %q; a certificate needs type kubernetes.io/tls", ref, s.Type)
-	}
 	if certKey == "" {
 		certKey = corev1.TLSCertKey
 	}
-	cert, _ := secretValue(s, certKey)
-	key, _ := secretValue(s, corev1.TLSPrivateKeyKey)
-	if err := checkKeyPair(cert, key, t.opts.Now); err != nil {
+	cert := t.read("Secret", ref, certKey)
+	if !cert.found {
+		return ir.Secret{}, newRefError(reason, "Secret %s not found", ref)
+	}
+	if cert.secretType != corev1.SecretTypeTLS {
+		return ir.Secret{}, newRefError(reason, "Secret %s has type %q; a certificate needs type kubernetes.io/tls", ref, cert.secretType)
+	}
+	key := t.read("Secret", ref, corev1.TLSPrivateKeyKey)
+	if err := t.checkKeyPair(cert.value, key.value); err != nil {
 		return ir.Secret{}, newRefError(reason, "Secret %s: %v", ref, err)
 	}
-	return ir.Secret{Name: "tls/" + ref.String() + "/" + certKey, Kind: ir.SecretTLSCertificate, Certificate: cert, PrivateKey: key}, nil
+	return ir.Secret{Name: "tls/" + ref.String() + "/" + certKey, Kind: ir.SecretTLSCertificate, Certificate: cert.value, PrivateKey: key.value}, nil
 }
 
-// checkKeyPair parses a PEM chain and key, checks they belong together and, when now is
-// set, that the certificate has not expired (a peer would refuse it). It never puts key
-// material in the error.
-func checkKeyPair(cert, key []byte, now time.Time) error {
+// checkKeyPair parses a PEM chain and key (through the cache), checks they belong
+// together and, when now is set, that the certificate has not expired (a peer would
+// refuse it). It never puts key material in the error.
+func (t *translator) checkKeyPair(cert, key []byte) error {
 	if len(cert) == 0 || len(key) == 0 {
 		return errors.New("the certificate or the private key (tls.key) is empty")
 	}
-	pair, err := tls.X509KeyPair(cert, key)
-	if err != nil {
+	pair := t.cache.keyPair(t.epoch, cert, key)
+	t.rec.keyPairChecked(pair)
+	return pairVerdict(pair, t.opts.Now)
+}
+
+// pairVerdict is checkKeyPair's verdict on a parsed key pair at a time (none when zero).
+func pairVerdict(pair pairEntry, now time.Time) error {
+	if pair.invalid {
 		return errors.New("the certificate and private key are not a valid PEM key pair")
 	}
-	if now.IsZero() || pair.Leaf == nil {
+	if now.IsZero() || !pair.leaf {
 		return nil
 	}
-	if now.After(pair.Leaf.NotAfter) {
-		return fmt.Errorf("the certificate expired at %s; renew it", pair.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	if now.After(pair.notAfter) {
+		return fmt.Errorf("the certificate expired at %s; renew it", pair.notAfter.UTC().Format(time.RFC3339))
 	}
-	if now.Before(pair.Leaf.NotBefore) {
-		return fmt.Errorf("the certificate is not valid before %s", pair.Leaf.NotBefore.UTC().Format(time.RFC3339))
+	if now.Before(pair.notBefore) {
+		return fmt.Errorf("the certificate is not valid before %s", pair.notBefore.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// parseKeyPair is the clock-free part of checkKeyPair, the part worth caching.
+func parseKeyPair(cert, key []byte) pairEntry {
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return pairEntry{key: string(key), invalid: true}
+	}
+	out := pairEntry{key: string(key), leaf: pair.Leaf != nil}
+	if out.leaf {
+		out.notBefore, out.notAfter = pair.Leaf.NotBefore, pair.Leaf.NotAfter
+	}
+	return out
 }
 
 // caBundle reads a PEM CA bundle from a Secret or ConfigMap.
@@ -78,7 +96,7 @@ func (t *translator) caBundle(ref types.NamespacedName, kind, key, reason string
 	if rerr != nil {
 		return ir.Secret{}, rerr
 	}
-	if err := checkCABundle(data); err != nil {
+	if err := t.cache.caBundle(t.epoch, data); err != nil {
 		return ir.Secret{}, newRefError(reason, "%s %s key %s: %v", kind, ref, key, err)
 	}
 	return ir.Secret{Name: "ca/" + ref.String() + "/" + kindSegment(kind) + "/" + key, Kind: ir.SecretCACertificate, Certificate: data}, nil
@@ -116,30 +134,55 @@ func checkCABundle(data []byte) error {
 
 // objectValue reads one key of a Secret or ConfigMap.
 func (t *translator) objectValue(ref types.NamespacedName, kind, key, reason string) ([]byte, *refError) {
-	switch kind {
-	case "", "Secret":
-		s, ok := t.secrets[ref]
-		if !ok {
-			return nil, newRefError(reason, "Secret %s not found", ref)
-		}
-		if v, ok := secretValue(s, key); ok {
-			return v, nil
-		}
-		return nil, newRefError(reason, "Secret %s has no key %q", ref, key)
-	case "ConfigMap":
-		cm, ok := t.configMaps[ref]
-		if !ok {
-			return nil, newRefError(reason, "ConfigMap %s not found", ref)
-		}
-		if v, ok := cm.Data[key]; ok {
-			return []byte(v), nil
-		}
-		if v, ok := cm.BinaryData[key]; ok {
-			return v, nil
-		}
-		return nil, newRefError(reason, "ConfigMap %s has no key %q", ref, key)
+	if kind == "" {
+		kind = "Secret"
 	}
-	return nil, newRefError(reason, "kind %q cannot hold certificates; use Secret or ConfigMap", kind)
+	if kind != "Secret" && kind != "ConfigMap" {
+		return nil, newRefError(reason, "kind %q cannot hold certificates; use Secret or ConfigMap", kind)
+	}
+	r := t.read(kind, ref, key)
+	switch {
+	case !r.found:
+		return nil, newRefError(reason, "%s %s not found", kind, ref)
+	case !r.has:
+		return nil, newRefError(reason, "%s %s has no key %q", kind, ref, key)
+	}
+	return r.value, nil
+}
+
+// valueRead is one key of a Secret or ConfigMap as translation saw it.
+type valueRead struct {
+	kind, key  string // kind is Secret or ConfigMap
+	ref        types.NamespacedName
+	found      bool              // the object exists
+	secretType corev1.SecretType // the type of a Secret
+	has        bool              // the key exists
+	value      []byte
+}
+
+// read looks up one key of a Secret or ConfigMap. Translation reads them through here
+// only, so that a Backend's translation can be recorded with every value it used.
+func (t *translator) read(kind string, ref types.NamespacedName, key string) valueRead {
+	r := t.lookup(kind, ref, key)
+	t.rec.saw(r)
+	return r
+}
+
+func (t *translator) lookup(kind string, ref types.NamespacedName, key string) valueRead {
+	r := valueRead{kind: kind, ref: ref, key: key}
+	switch kind {
+	case "Secret":
+		if s, ok := t.secrets[ref]; ok {
+			r.found, r.secretType = true, s.Type
+			r.value, r.has = secretValue(s, key)
+		}
+	case "ConfigMap":
+		if cm, ok := t.configMaps[ref]; ok {
+			r.found = true
+			r.value, r.has = configMapValue(cm, key)
+		}
+	}
+	return r
 }
 
 // secretValue reads a Secret key from data, or from stringData as written in a file given
@@ -150,6 +193,16 @@ func secretValue(s *corev1.Secret, key string) ([]byte, bool) {
 	}
 	if v, ok := s.StringData[key]; ok {
 		return []byte(v), true
+	}
+	return nil, false
+}
+
+func configMapValue(cm *corev1.ConfigMap, key string) ([]byte, bool) {
+	if v, ok := cm.Data[key]; ok {
+		return []byte(v), true
+	}
+	if v, ok := cm.BinaryData[key]; ok {
+		return v, true
 	}
 	return nil, false
 }

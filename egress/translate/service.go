@@ -26,7 +26,7 @@ type translatedService struct {
 // serviceRef resolves a backendRef to a Service: its ready endpoints and, when a
 // BackendTLSPolicy targets it, TLS as GEP-1897 defines (SNI = policy hostname, no client
 // certificate). An ExternalName Service is resolved through the DNS guard like an FQDN.
-func (t *translator) serviceRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) ([]ir.Cluster, []ir.Secret, *refError) {
+func (t *translator) serviceRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) (*ir.Cluster, []ir.Secret, *refError) {
 	if port == nil {
 		return nil, nil, newRefError(string(gwapiv1.RouteReasonUnsupportedValue), "backendRef.port is required for a Service")
 	}
@@ -40,7 +40,7 @@ func (t *translator) serviceRef(g *gatewayContext, n types.NamespacedName, port 
 	if ts.err != nil {
 		return nil, nil, ts.err
 	}
-	return []ir.Cluster{ts.cluster}, ts.secrets, nil
+	return &ts.cluster, ts.secrets, nil
 }
 
 func (t *translator) translateService(key serviceKey) *translatedService {

@@ -22,6 +22,9 @@ type Options struct {
 	// Now is the time certificates are checked against (expired ones are refused with a
 	// condition). The translator never reads the clock; zero skips the check.
 	Now time.Time
+	// Cache memoises certificate parsing across translations (a process-wide Cache when
+	// nil). It changes how fast translation is, never what it returns.
+	Cache *Cache
 }
 
 // Result is the output of one translation.
@@ -53,6 +56,9 @@ const ReasonIgnoredInlineTLS = "IgnoredInlineTLS"
 // Translate computes the IR and statuses for res, using addrs for FQDN destinations.
 func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
 	t := newTranslator(res, addrs, opts)
+	if res != nil {
+		defer t.prefetch(res.Backends)()
+	}
 	t.translateGatewayClasses()
 	for _, gw := range t.ourGateways() {
 		if g, ok := t.translateGateway(gw); ok {
@@ -61,6 +67,7 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 	}
 	t.finishBackendStatuses()
 	t.finishPolicyStatuses()
+	t.cache.sweep()
 	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
 	return t.result
 }

@@ -23,16 +23,13 @@ import (
 const versionLength = 16
 
 // facts are what Publish needs to know about one resource: the digest of its
-// deterministic encoding and the secrets it fetches by SDS over ADS.
+// deterministic encoding, the secrets it fetches by SDS over ADS, and the routes and
+// endpoints it references (what go-control-plane's consistency check follows).
 type facts struct {
 	digest  [sha256.Size]byte
 	secrets []string
+	refs    []string // "<type URL> <name>", sorted
 }
-
-// memo is the facts of a snapshot's resources, keyed by the resource itself (the
-// pointer). The snapshot cache keeps and serves the resources it is given, so they may
-// not change after Publish, and facts learnt in one publish hold in the next.
-type memo map[types.Resource]*facts
 
 // sorted is the resources of one type in name order, with their facts.
 type sorted struct {
@@ -43,50 +40,76 @@ type sorted struct {
 }
 
 // analysis is a snapshot's resources in canonical order (types by URL, resources by
-// name) with their facts.
+// name) with their facts. The analysis of the last snapshot of a Gateway is its memo:
+// the snapshot cache keeps and serves the resources it is given, so they may not change
+// after Publish, and facts learnt about a resource in one publish hold in the next.
 type analysis struct {
 	types []sorted
-	memo  memo
 }
 
 // analyze orders the resources canonically and learns the facts of those prev does not
 // know, spreading the work over the CPUs. It refuses nil resources, resources without
 // a name, and two resources of one type with one name (the snapshot would keep one).
-func analyze(byType map[string][]types.Resource, prev memo) (analysis, error) {
+func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, error) {
 	type slot struct{ typ, item int }
-	var a analysis
+	a := &analysis{}
 	var todo []slot
 	var unknown []types.Resource
 	for _, typeURL := range slices.Sorted(maps.Keys(byType)) {
 		st, err := sortByName(typeURL, byType[typeURL])
 		if err != nil {
-			return analysis{}, err
+			return nil, err
 		}
-		for i, r := range st.items {
-			if f, ok := prev[r]; ok {
-				st.facts[i] = f
-			} else {
-				todo, unknown = append(todo, slot{len(a.types), i}), append(unknown, r)
+		st.reuseFacts(prev.ofType(typeURL))
+		for i, f := range st.facts {
+			if f == nil {
+				todo, unknown = append(todo, slot{len(a.types), i}), append(unknown, st.items[i])
 			}
 		}
 		a.types = append(a.types, st)
 	}
 	learnt, err := parallelFacts(unknown)
 	if err != nil {
-		return analysis{}, err
+		return nil, err
 	}
 	for k, s := range todo {
 		a.types[s.typ].facts[s.item] = learnt[k]
 	}
-	a.memo = make(memo, len(prev)+len(unknown))
-	for _, st := range a.types {
-		for i, r := range st.items {
-			a.memo[r] = st.facts[i]
-		}
-	}
 	return a, nil
 }
 
+// ofType returns the resources of typeURL, or nil.
+func (a *analysis) ofType(typeURL string) *sorted {
+	if a == nil {
+		return nil
+	}
+	for i := range a.types {
+		if a.types[i].typeURL == typeURL {
+			return &a.types[i]
+		}
+	}
+	return nil
+}
+
+// reuseFacts takes the facts prev learnt about the very same resources (the same
+// pointer under the same name), walking both name-ordered lists side by side.
+func (st *sorted) reuseFacts(prev *sorted) {
+	if prev == nil {
+		return
+	}
+	j := 0
+	for i, name := range st.names {
+		for j < len(prev.names) && prev.names[j] < name {
+			j++
+		}
+		if j < len(prev.names) && prev.names[j] == name && prev.items[j] == st.items[i] {
+			st.facts[i] = prev.facts[j]
+		}
+	}
+}
+
+// sortByName orders the resources by name; the builders already hand them over in
+// that order, which is checked first in linear time.
 func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
 	type named struct {
 		name string
@@ -101,7 +124,10 @@ func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
 			return sorted{}, fmt.Errorf("%s #%d has no name", kind(typeURL), i)
 		}
 	}
-	slices.SortFunc(byName, func(a, b named) int { return cmp.Compare(a.name, b.name) })
+	byNameOrder := func(a, b named) int { return cmp.Compare(a.name, b.name) }
+	if !slices.IsSortedFunc(byName, byNameOrder) {
+		slices.SortFunc(byName, byNameOrder)
+	}
 	st := sorted{
 		typeURL: typeURL,
 		names:   make([]string, len(rs)),
@@ -162,19 +188,41 @@ func factsOf(r types.Resource) (*facts, error) {
 	switch r.(type) {
 	case *listenerv3.Listener, *clusterv3.Cluster, *routev3.RouteConfiguration:
 	default:
-		return f, nil // endpoints and secrets reference no secret
+		return f, nil // endpoints and secrets reference nothing
 	}
 	refs := map[string]bool{}
 	if err := collectSecretRefs(r.ProtoReflect(), refs); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	f.secrets = slices.Sorted(maps.Keys(refs))
+	f.refs = resourceRefs(r)
 	return f, nil
 }
 
+// resourceRefs lists the routes and endpoints r references, as go-control-plane's
+// consistency check sees them.
+func resourceRefs(r types.Resource) []string {
+	var out []string
+	byType := cachev3.GetResourceReferences(map[string]types.ResourceWithTTL{"": {Resource: r}})
+	for typeURL, names := range byType {
+		for name := range names {
+			out = append(out, typeURL+" "+name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // version hashes the canonical order of type URLs, names and digests.
-func (a analysis) version() string {
-	var buf []byte
+func (a *analysis) version() string {
+	size := 0
+	for _, st := range a.types {
+		size += binary.MaxVarintLen64 + len(st.typeURL)
+		for _, name := range st.names {
+			size += binary.MaxVarintLen64 + len(name) + sha256.Size
+		}
+	}
+	buf := make([]byte, 0, size)
 	for _, st := range a.types {
 		buf = appendField(buf, st.typeURL)
 		for i, name := range st.names {
@@ -187,7 +235,7 @@ func (a analysis) version() string {
 }
 
 // secretRefs are the secrets the resources fetch by SDS over ADS.
-func (a analysis) secretRefs() map[string]bool {
+func (a *analysis) secretRefs() map[string]bool {
 	refs := map[string]bool{}
 	for _, st := range a.types {
 		for _, f := range st.facts {
@@ -197,6 +245,32 @@ func (a analysis) secretRefs() map[string]bool {
 		}
 	}
 	return refs
+}
+
+// sameReferences tells whether a has the resource names of prev, type by type, and
+// every resource that is not prev's very resource references what prev's did. The
+// snapshot's consistency (every reference resolves, every resource is referenced)
+// depends on nothing else, so it then holds as it did for prev.
+func (a *analysis) sameReferences(prev *analysis) bool {
+	if prev == nil || len(a.types) != len(prev.types) {
+		return false
+	}
+	for t, st := range a.types {
+		p := &prev.types[t]
+		if st.typeURL != p.typeURL || !slices.Equal(st.names, p.names) {
+			return false
+		}
+		for i, item := range st.items {
+			if item != p.items[i] && !sameRefs(st.facts[i], p.facts[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sameRefs(a, b *facts) bool {
+	return slices.Equal(a.secrets, b.secrets) && slices.Equal(a.refs, b.refs)
 }
 
 // appendField appends a length-prefixed field, so that no two sequences of fields hash

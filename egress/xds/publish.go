@@ -33,20 +33,22 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	}
 	version = analysis.version()
 	if s.publishedVersion(gateway) == version {
-		s.memos[gateway] = analysis.memo
+		s.memos[gateway] = analysis
 		return version, false, nil
 	}
 	snapshot, err := cachev3.NewSnapshot(version, byType)
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
-	if err := consistent(snapshot, analysis.secretRefs()); err != nil {
-		return "", false, fmt.Errorf("xds: publish %s: inconsistent snapshot, the last one stays: %w", gateway, err)
+	if !analysis.sameReferences(s.memos[gateway]) {
+		if err := consistent(snapshot, analysis.secretRefs()); err != nil {
+			return "", false, fmt.Errorf("xds: publish %s: inconsistent snapshot, the last one stays: %w", gateway, err)
+		}
 	}
 	if err := s.cache.SetSnapshot(context.Background(), gateway, snapshot); err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
-	s.memos[gateway] = analysis.memo
+	s.memos[gateway] = analysis
 	counts := resourceCounts(byType)
 	s.setPublished(gateway, version, counts)
 	s.log.V(1).Info("published snapshot", "gateway", gateway, "version", version, "resources", counts)

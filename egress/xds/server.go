@@ -44,10 +44,11 @@ type Server struct {
 	cache cachev3.SnapshotCache
 	now   func() time.Time
 
-	// publishMu serializes Publish and Remove and guards memos, the facts learnt
-	// about each Gateway's published resources.
+	// publishMu serializes Publish and Remove and guards memos, the analysis of each
+	// Gateway's last snapshot (always a consistent one): what was learnt about its
+	// resources.
 	publishMu sync.Mutex
-	memos     map[string]memo
+	memos     map[string]*analysis
 
 	// mu guards the state below; it is never held while calling into the cache.
 	mu       sync.Mutex
@@ -63,7 +64,7 @@ func New(log logr.Logger) *Server {
 	s := &Server{
 		log:      log,
 		now:      time.Now,
-		memos:    map[string]memo{},
+		memos:    map[string]*analysis{},
 		gateways: map[string]*gatewayState{},
 		streams:  map[int64]*streamState{},
 		changes:  newNotifier(),

@@ -1,0 +1,139 @@
+package envoyconfig
+
+import (
+	"sync"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Cache makes Build incremental. It remembers, per Gateway, every resource of the last
+// successful build together with a private copy of the IR it was built from; the next
+// build of that Gateway returns the very same message for each IR value that is equal
+// to its copy and whose references (secrets, target clusters) still resolve the same
+// way, and builds the rest. Reuse returns what building again would (the builders are
+// pure functions of exactly what is compared), and keeping the message's identity lets
+// the xDS server skip validating, encoding and hashing it again.
+//
+// Messages returned by a cached build are shared with later builds: treat them as
+// read-only, as the xDS server requires anyway. A Cache is safe for concurrent use.
+type Cache struct {
+	mu       sync.Mutex
+	builds   uint64
+	gateways map[string]*gatewayMemo
+}
+
+// gatewayMemo is one Gateway's last successful build. Its resources are never modified
+// once stored; lastBuild is guarded by Cache.mu.
+type gatewayMemo struct {
+	opts      Options
+	lastBuild uint64
+	listeners map[string]memoEntry[*listenerv3.Listener]
+	routes    map[string]routesEntry
+	clusters  map[string]memoEntry[*clusterv3.Cluster]
+	endpoints map[string]memoEntry[*endpointv3.ClusterLoadAssignment]
+	secrets   map[string]memoEntry[*tlsv3.Secret]
+}
+
+// memoEntry is one resource and the private IR copy it was built from: a listener, a
+// cluster (for both the cluster and its endpoints) or a secret.
+type memoEntry[M any] struct {
+	listener *ir.Listener
+	cluster  *ir.Cluster
+	secret   *ir.Secret
+	out      M
+}
+
+// routesEntry is a route configuration, the listener it was built from, and the
+// protocol of every cluster its routes name: a route's settings depend on them.
+type routesEntry struct {
+	memoEntry[*routev3.RouteConfiguration]
+	targets []clusterProtocol
+}
+
+type clusterProtocol struct {
+	name     string
+	exists   bool
+	protocol ir.UpstreamProtocol
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache { return &Cache{gateways: map[string]*gatewayMemo{}} }
+
+// defaultCache serves Build.
+var defaultCache = NewCache()
+
+// idleBuilds is how many builds of other Gateways a Gateway's memo outlives, per Gateway
+// known: a reconciler builds every Gateway each time, so a memo idle that long belongs to
+// a Gateway that is gone.
+const idleBuilds = 4
+
+// Build is the package-level Build, reusing the messages of the Gateway's last build.
+func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
+	prev := c.start(gw.Name, opts)
+	b, err := newBuilder(gw, opts, false)
+	if err != nil {
+		return Resources{}, err
+	}
+	b.prev, b.next = prev, newGatewayMemo(b.opts)
+	r, err := b.resources()
+	if err != nil {
+		return Resources{}, err
+	}
+	c.store(gw.Name, b.next)
+	return r, nil
+}
+
+// Forget drops what Build remembers of a Gateway, once it is gone. Build also forgets a
+// Gateway by itself after a while without building it.
+func Forget(gateway string) { defaultCache.Forget(gateway) }
+
+// Forget drops what the Cache remembers of a Gateway, once it is gone.
+func (c *Cache) Forget(gateway string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.gateways, gateway)
+}
+
+// start returns the Gateway's last build when it was made with the same options, and
+// drops the memos of Gateways that have not been built for a long time.
+func (c *Cache) start(gateway string, opts Options) *gatewayMemo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.builds++
+	limit := uint64(idleBuilds * (len(c.gateways) + 1))
+	for name, m := range c.gateways {
+		if c.builds-m.lastBuild > limit {
+			delete(c.gateways, name)
+		}
+	}
+	m := c.gateways[gateway]
+	if m == nil || m.opts != withDefaults(opts) {
+		return nil
+	}
+	m.lastBuild = c.builds
+	return m
+}
+
+func (c *Cache) store(gateway string, m *gatewayMemo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m.lastBuild = c.builds
+	c.gateways[gateway] = m
+}
+
+func newGatewayMemo(opts Options) *gatewayMemo {
+	return &gatewayMemo{
+		opts:      opts,
+		listeners: map[string]memoEntry[*listenerv3.Listener]{},
+		routes:    map[string]routesEntry{},
+		clusters:  map[string]memoEntry[*clusterv3.Cluster]{},
+		endpoints: map[string]memoEntry[*endpointv3.ClusterLoadAssignment]{},
+		secrets:   map[string]memoEntry[*tlsv3.Secret]{},
+	}
+}

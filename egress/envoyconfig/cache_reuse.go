@@ -1,0 +1,205 @@
+package envoyconfig
+
+import (
+	"slices"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// The cached* builders return the message of the last build when its IR copy equals the
+// IR now and its references resolve as before (isFresh false); otherwise they build from
+// a private copy of the IR and remember it (isFresh true). A reference that no longer
+// resolves is never reused: the build runs and reports the error it always would.
+
+func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
+	if e, ok := b.prev.findListener(l.Name); ok && equalListenerHead(e.listener, l) && b.listenerRefsResolve(l) {
+		b.next.listeners[l.Name] = e
+		return e.out, false, nil
+	}
+	src := l
+	if b.next != nil {
+		src = cloneListenerHead(l) // over xDS the listener does not carry its routes
+	}
+	out, err := b.listener(src)
+	if err == nil && b.next != nil {
+		b.next.listeners[l.Name] = memoEntry[*listenerv3.Listener]{listener: src, out: out}
+	}
+	return out, true, err
+}
+
+func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
+	if e, ok := b.prev.findRoutes(l.Name); ok && equalListener(e.listener, l) && b.targetsResolve(e.targets) {
+		b.next.routes[l.Name] = e
+		return e.out, false, nil
+	}
+	src := l
+	if b.next != nil {
+		src = cloneListener(l)
+	}
+	out, err := b.routeConfiguration(src)
+	if err == nil && b.next != nil {
+		b.next.routes[l.Name] = routesEntry{memoEntry[*routev3.RouteConfiguration]{listener: src, out: out}, b.targetsOf(src)}
+	}
+	return out, true, err
+}
+
+func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
+	if e, ok := b.prev.findCluster(c.Name); ok && equalClusterSettings(e.cluster, c) && b.clusterRefsResolve(c) {
+		b.next.clusters[c.Name] = e
+		return e.out, false, nil
+	}
+	src := c
+	if b.next != nil {
+		src = cloneCluster(c)
+	}
+	out, err := b.cluster(src)
+	if err == nil && b.next != nil {
+		b.next.clusters[c.Name] = memoEntry[*clusterv3.Cluster]{cluster: src, out: out}
+	}
+	return out, true, err
+}
+
+// cachedEndpoints compares only what the load assignment is built from: the cluster's
+// name and endpoints.
+func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
+	if e, ok := b.prev.findEndpoints(c.Name); ok && e.cluster.Name == c.Name && slices.Equal(e.cluster.Endpoints, c.Endpoints) {
+		b.next.endpoints[c.Name] = e
+		return e.out, false, nil
+	}
+	src := c
+	if b.next != nil {
+		src = &ir.Cluster{Name: c.Name, Endpoints: slices.Clone(c.Endpoints)}
+	}
+	out, err := loadAssignment(src)
+	if err == nil && b.next != nil {
+		b.next.endpoints[c.Name] = memoEntry[*endpointv3.ClusterLoadAssignment]{cluster: src, out: out}
+	}
+	return out, true, err
+}
+
+func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
+	if e, ok := b.prev.findSecret(s.Name); ok && equalSecret(e.secret, s) {
+		b.next.secrets[s.Name] = e
+		return e.out, false, nil
+	}
+	src := s
+	if b.next != nil {
+		src = cloneSecret(s)
+	}
+	out, err := secret(src)
+	if err == nil && b.next != nil {
+		b.next.secrets[s.Name] = memoEntry[*tlsv3.Secret]{secret: src, out: out}
+	}
+	return out, true, err
+}
+
+// listenerRefsResolve tells whether the listener's certificates are still defined as
+// certificates.
+func (b *builder) listenerRefsResolve(l *ir.Listener) bool {
+	if l.TLS == nil {
+		return true
+	}
+	for _, name := range l.TLS.CertificateSecrets {
+		if !b.hasSecret(name, ir.SecretTLSCertificate) {
+			return false
+		}
+	}
+	return true
+}
+
+// clusterRefsResolve tells whether every secret the cluster names is still defined with
+// the kind it needs.
+func (b *builder) clusterRefsResolve(c *ir.Cluster) bool {
+	if t := c.TLS; t != nil {
+		if t.ClientCertificateSecret != "" && !b.hasSecret(t.ClientCertificateSecret, ir.SecretTLSCertificate) {
+			return false
+		}
+		if t.CASecret != "" && !b.hasSecret(t.CASecret, ir.SecretCACertificate) {
+			return false
+		}
+	}
+	return c.Credential == nil || b.hasSecret(c.Credential.Secret, ir.SecretGeneric)
+}
+
+func (b *builder) hasSecret(name string, kind ir.SecretKind) bool {
+	s, ok := b.secrets[name]
+	return ok && s.Kind == kind
+}
+
+// targetsOf lists the clusters the listener's routes name, whether they exist (a route
+// whose backends all weigh 0 does not need them to) and their protocols.
+func (b *builder) targetsOf(l *ir.Listener) []clusterProtocol {
+	var out []clusterProtocol
+	for _, vh := range l.VirtualHosts {
+		for _, r := range vh.Routes {
+			for _, wc := range r.Backends {
+				t := clusterProtocol{name: wc.Cluster}
+				if c, ok := b.clusters[wc.Cluster]; ok {
+					t.exists, t.protocol = true, c.Protocol
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// targetsResolve tells whether every cluster a route configuration named exists, or
+// not, as it did, with the same protocol.
+func (b *builder) targetsResolve(targets []clusterProtocol) bool {
+	for _, t := range targets {
+		c, ok := b.clusters[t.name]
+		if ok != t.exists || ok && c.Protocol != t.protocol {
+			return false
+		}
+	}
+	return true
+}
+
+// Lookups in the last build; a nil memo (no Cache, or options changed) has nothing.
+
+func (m *gatewayMemo) findListener(name string) (memoEntry[*listenerv3.Listener], bool) {
+	if m == nil {
+		return memoEntry[*listenerv3.Listener]{}, false
+	}
+	e, ok := m.listeners[name]
+	return e, ok
+}
+
+func (m *gatewayMemo) findRoutes(name string) (routesEntry, bool) {
+	if m == nil {
+		return routesEntry{}, false
+	}
+	e, ok := m.routes[name]
+	return e, ok
+}
+
+func (m *gatewayMemo) findCluster(name string) (memoEntry[*clusterv3.Cluster], bool) {
+	if m == nil {
+		return memoEntry[*clusterv3.Cluster]{}, false
+	}
+	e, ok := m.clusters[name]
+	return e, ok
+}
+
+func (m *gatewayMemo) findEndpoints(name string) (memoEntry[*endpointv3.ClusterLoadAssignment], bool) {
+	if m == nil {
+		return memoEntry[*endpointv3.ClusterLoadAssignment]{}, false
+	}
+	e, ok := m.endpoints[name]
+	return e, ok
+}
+
+func (m *gatewayMemo) findSecret(name string) (memoEntry[*tlsv3.Secret], bool) {
+	if m == nil {
+		return memoEntry[*tlsv3.Secret]{}, false
+	}
+	e, ok := m.secrets[name]
+	return e, ok
+}

@@ -1,0 +1,118 @@
+package envoyconfig
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Deep copies of IR values, for the build cache. The cache builds each resource from its
+// own copy and keeps that copy to compare later IR with, so a caller that changes its IR
+// after Build can neither change a cached resource nor make stale IR look current.
+// TestCloneIsDeep proves that no field of a clone shares memory with the original.
+
+func cloneCluster(c *ir.Cluster) *ir.Cluster {
+	out := *c
+	out.Endpoints = slices.Clone(c.Endpoints)
+	out.TLS = clonePtr(c.TLS, cloneUpstreamTLS)
+	out.CircuitBreaker = clonePtr(c.CircuitBreaker, copyValue)
+	out.OutlierDetector = clonePtr(c.OutlierDetector, copyValue)
+	out.RequestHeaders = clonePtr(c.RequestHeaders, cloneHeaderMutation)
+	out.Credential = clonePtr(c.Credential, copyValue)
+	return &out
+}
+
+func cloneUpstreamTLS(t *ir.UpstreamTLS) ir.UpstreamTLS {
+	out := *t
+	out.SubjectAltNames = slices.Clone(t.SubjectAltNames)
+	out.CipherSuites = slices.Clone(t.CipherSuites)
+	out.ALPN = slices.Clone(t.ALPN)
+	return out
+}
+
+func cloneHeaderMutation(m *ir.HeaderMutation) ir.HeaderMutation {
+	return ir.HeaderMutation{Set: slices.Clone(m.Set), Add: slices.Clone(m.Add), Remove: slices.Clone(m.Remove)}
+}
+
+func cloneSecret(s *ir.Secret) *ir.Secret {
+	out := *s
+	out.Certificate = bytes.Clone(s.Certificate)
+	out.PrivateKey = bytes.Clone(s.PrivateKey)
+	out.Value = bytes.Clone(s.Value)
+	return &out
+}
+
+// cloneListenerHead copies what the listener resource is built from, without the
+// virtual hosts.
+func cloneListenerHead(l *ir.Listener) *ir.Listener {
+	return &ir.Listener{Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS)}
+}
+
+func cloneListener(l *ir.Listener) *ir.Listener {
+	out := cloneListenerHead(l)
+	out.VirtualHosts = cloneEach(l.VirtualHosts, cloneVirtualHost)
+	return out
+}
+
+func cloneListenerTLS(t *ir.ListenerTLS) ir.ListenerTLS {
+	return ir.ListenerTLS{CertificateSecrets: slices.Clone(t.CertificateSecrets)}
+}
+
+func cloneVirtualHost(vh *ir.VirtualHost) ir.VirtualHost {
+	return ir.VirtualHost{Name: vh.Name, Domains: slices.Clone(vh.Domains), Routes: cloneEach(vh.Routes, cloneRoute)}
+}
+
+func cloneRoute(r *ir.Route) ir.Route {
+	out := *r
+	out.Match.Headers = slices.Clone(r.Match.Headers)
+	out.Match.QueryParams = slices.Clone(r.Match.QueryParams)
+	out.RequestHeaders = clonePtr(r.RequestHeaders, cloneHeaderMutation)
+	out.ResponseHeaders = clonePtr(r.ResponseHeaders, cloneHeaderMutation)
+	out.Rewrite = clonePtr(r.Rewrite, cloneURLRewrite)
+	out.Redirect = clonePtr(r.Redirect, cloneRedirect)
+	out.DirectResponse = clonePtr(r.DirectResponse, copyValue)
+	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
+	return out
+}
+
+func cloneURLRewrite(u *ir.URLRewrite) ir.URLRewrite {
+	out := *u
+	out.FullPath, out.PrefixPath = clonePtr(u.FullPath, copyValue), clonePtr(u.PrefixPath, copyValue)
+	return out
+}
+
+func cloneRedirect(r *ir.Redirect) ir.Redirect {
+	out := *r
+	out.FullPath, out.PrefixPath = clonePtr(r.FullPath, copyValue), clonePtr(r.PrefixPath, copyValue)
+	return out
+}
+
+func cloneWeightedCluster(wc *ir.WeightedCluster) ir.WeightedCluster {
+	out := *wc
+	out.RequestHeaders = clonePtr(wc.RequestHeaders, cloneHeaderMutation)
+	return out
+}
+
+// clonePtr copies the target of p with clone; nil stays nil.
+func clonePtr[T any](p *T, clone func(*T) T) *T {
+	if p == nil {
+		return nil
+	}
+	v := clone(p)
+	return &v
+}
+
+func copyValue[T any](p *T) T { return *p }
+
+// cloneEach copies every element with clone, keeping nil and empty apart.
+func cloneEach[T any](in []T, clone func(*T) T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i := range in {
+		out[i] = clone(&in[i])
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package envoyconfig
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Equality of IR values, for the build cache: two values are equal when every builder
+// would turn them into equal resources. A nil and an empty slice are equal (the builders
+// only look at lengths and elements); a nil and a non-nil pointer are not. They are
+// written out by hand because reflect.DeepEqual costs ten times more, which matters at
+// tens of thousands of clusters; TestEqualityCoversEveryField proves that every field of
+// every IR type is compared, so a field added to the IR cannot be forgotten here.
+
+// equalClusterSettings compares what the cluster resource is built from over xDS:
+// everything but the endpoints, which go to the load assignment. A DNS answer that
+// changes then rebuilds one load assignment, not the cluster.
+func equalClusterSettings(a, b *ir.Cluster) bool {
+	return a.Name == b.Name && a.Protocol == b.Protocol &&
+		equalPtr(a.TLS, b.TLS, equalUpstreamTLS) &&
+		a.ConnectTimeout == b.ConnectTimeout && a.IdleTimeout == b.IdleTimeout &&
+		equalPtr(a.CircuitBreaker, b.CircuitBreaker, equalValue) &&
+		equalPtr(a.OutlierDetector, b.OutlierDetector, equalValue) &&
+		equalPtr(a.RequestHeaders, b.RequestHeaders, equalHeaderMutation) &&
+		equalPtr(a.Credential, b.Credential, equalValue)
+}
+
+func equalUpstreamTLS(a, b *ir.UpstreamTLS) bool {
+	return a.SNI == b.SNI && a.CASecret == b.CASecret && a.SystemCA == b.SystemCA &&
+		a.InsecureSkipVerify == b.InsecureSkipVerify && slices.Equal(a.SubjectAltNames, b.SubjectAltNames) &&
+		a.ClientCertificateSecret == b.ClientCertificateSecret && a.MinVersion == b.MinVersion &&
+		a.MaxVersion == b.MaxVersion && slices.Equal(a.CipherSuites, b.CipherSuites) && slices.Equal(a.ALPN, b.ALPN)
+}
+
+func equalHeaderMutation(a, b *ir.HeaderMutation) bool {
+	return slices.Equal(a.Set, b.Set) && slices.Equal(a.Add, b.Add) && slices.Equal(a.Remove, b.Remove)
+}
+
+func equalSecret(a, b *ir.Secret) bool {
+	return a.Name == b.Name && a.Kind == b.Kind && bytes.Equal(a.Certificate, b.Certificate) &&
+		bytes.Equal(a.PrivateKey, b.PrivateKey) && bytes.Equal(a.Value, b.Value)
+}
+
+// equalListenerHead compares what the listener resource is built from over xDS: not
+// its virtual hosts, which go to the route configuration.
+func equalListenerHead(a, b *ir.Listener) bool {
+	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS)
+}
+
+func equalListener(a, b *ir.Listener) bool {
+	return equalListenerHead(a, b) && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost)
+}
+
+func equalListenerTLS(a, b *ir.ListenerTLS) bool {
+	return slices.Equal(a.CertificateSecrets, b.CertificateSecrets)
+}
+
+func equalVirtualHost(a, b ir.VirtualHost) bool {
+	return a.Name == b.Name && slices.Equal(a.Domains, b.Domains) && slices.EqualFunc(a.Routes, b.Routes, equalRoute)
+}
+
+func equalRoute(a, b ir.Route) bool {
+	return a.Name == b.Name && equalRouteMatch(&a.Match, &b.Match) &&
+		equalPtr(a.RequestHeaders, b.RequestHeaders, equalHeaderMutation) &&
+		equalPtr(a.ResponseHeaders, b.ResponseHeaders, equalHeaderMutation) &&
+		equalPtr(a.Rewrite, b.Rewrite, equalURLRewrite) &&
+		equalPtr(a.Redirect, b.Redirect, equalRedirect) &&
+		equalPtr(a.DirectResponse, b.DirectResponse, equalValue) &&
+		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight
+}
+
+func equalRouteMatch(a, b *ir.RouteMatch) bool {
+	return a.PathType == b.PathType && a.Path == b.Path && slices.Equal(a.Headers, b.Headers) &&
+		slices.Equal(a.QueryParams, b.QueryParams) && a.Method == b.Method
+}
+
+func equalURLRewrite(a, b *ir.URLRewrite) bool {
+	return a.Hostname == b.Hostname && equalPtr(a.FullPath, b.FullPath, equalValue) &&
+		equalPtr(a.PrefixPath, b.PrefixPath, equalValue)
+}
+
+func equalRedirect(a, b *ir.Redirect) bool {
+	return a.Scheme == b.Scheme && a.Hostname == b.Hostname && a.Port == b.Port &&
+		equalPtr(a.FullPath, b.FullPath, equalValue) && equalPtr(a.PrefixPath, b.PrefixPath, equalValue) &&
+		a.StatusCode == b.StatusCode
+}
+
+func equalWeightedCluster(a, b ir.WeightedCluster) bool {
+	return a.Cluster == b.Cluster && a.Weight == b.Weight && equalPtr(a.RequestHeaders, b.RequestHeaders, equalHeaderMutation)
+}
+
+// equalPtr compares two pointers: both nil, or both set with equal targets.
+func equalPtr[T any](a, b *T, eq func(a, b *T) bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a == b || eq(a, b)
+}
+
+// equalValue compares the targets of pointers to comparable values.
+func equalValue[T comparable](a, b *T) bool { return *a == *b }

@@ -1,0 +1,212 @@
+package envoyconfig
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// The build cache is only as correct as its equality and copy functions: an IR field
+// they forget would let a stale resource be reused. These tests walk every field of the
+// IR types by reflection, so a field added to the IR fails them until it is handled.
+
+// fill sets every field reachable from v to a non-zero value: strings, numbers and
+// booleans get values, pointers a target, slices one element, maps one entry.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		key, val := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(key)
+		fill(val)
+		v.SetMapIndex(key, val)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i))
+		}
+	default:
+		panic("fill: unhandled kind " + v.Kind().String())
+	}
+}
+
+// node is one place in a value a mutation can change: a leaf, or a pointer, slice or
+// map that can be emptied.
+type node struct {
+	path string
+	v    reflect.Value
+}
+
+// nodes lists the places of v in a fixed order, skipping top-level fields in skip.
+func nodes(v reflect.Value, path string, skip map[string]bool) []node {
+	var out []node
+	switch v.Kind() {
+	case reflect.Pointer:
+		out = append(out, node{path, v})
+		out = append(out, nodes(v.Elem(), path, nil)...)
+	case reflect.Slice:
+		out = append(out, node{path, v})
+		if v.Type().Elem().Kind() != reflect.Uint8 { // a []byte is one leaf
+			out = append(out, nodes(v.Index(0), path+"[0]", nil)...)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			name := v.Type().Field(i).Name
+			if !skip[name] {
+				out = append(out, nodes(v.Field(i), path+"."+name, nil)...)
+			}
+		}
+	default:
+		out = append(out, node{path, v})
+	}
+	return out
+}
+
+// mutate changes the value at n: a different leaf value, or an emptied reference.
+func mutate(n node) {
+	v := n.v
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(v.Uint() + 1)
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Pointer, reflect.Map:
+		v.SetZero()
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			v.SetBytes(append(v.Bytes(), 'x'))
+			return
+		}
+		v.SetZero()
+	default:
+		panic("mutate: unhandled kind " + v.Kind().String() + " at " + n.path)
+	}
+}
+
+// equalityCase is an equality function over one IR type, with the fields it ignores on
+// purpose.
+type equalityCase struct {
+	name  string
+	new   func() reflect.Value // a pointer to a zero value
+	equal func(a, b reflect.Value) bool
+	skip  map[string]bool
+}
+
+func equalityCases() []equalityCase {
+	return []equalityCase{
+		{"cluster settings", newOf[ir.Cluster], eq(equalClusterSettings), map[string]bool{"Endpoints": true}},
+		{"secret", newOf[ir.Secret], eq(equalSecret), nil},
+		{"listener head", newOf[ir.Listener], eq(equalListenerHead), map[string]bool{"VirtualHosts": true}},
+		{"listener", newOf[ir.Listener], eq(equalListener), nil},
+	}
+}
+
+func newOf[T any]() reflect.Value { return reflect.New(reflect.TypeFor[T]()) }
+
+func eq[T any](f func(a, b *T) bool) func(a, b reflect.Value) bool {
+	return func(a, b reflect.Value) bool { return f(a.Interface().(*T), b.Interface().(*T)) }
+}
+
+func filled(c equalityCase) reflect.Value {
+	v := c.new()
+	fill(v.Elem())
+	return v
+}
+
+func TestEqualityCoversEveryField(t *testing.T) {
+	for _, c := range equalityCases() {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.equal(filled(c), filled(c)) {
+				t.Fatal("two equal values compare unequal")
+			}
+			count := len(nodes(filled(c).Elem(), "", c.skip))
+			for k := range count {
+				b := filled(c)
+				n := nodes(b.Elem(), "", c.skip)[k]
+				mutate(n)
+				if c.equal(filled(c), b) {
+					t.Errorf("changing %s is not noticed", n.path)
+				}
+			}
+		})
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	clones := []struct {
+		name  string
+		new   func() reflect.Value
+		clone func(reflect.Value) reflect.Value
+		skip  map[string]bool // fields the clone leaves out on purpose
+	}{
+		{"cluster", newOf[ir.Cluster], cl(cloneCluster), nil},
+		{"secret", newOf[ir.Secret], cl(cloneSecret), nil},
+		{"listener", newOf[ir.Listener], cl(cloneListener), nil},
+		{"listener head", newOf[ir.Listener], cl(cloneListenerHead), map[string]bool{"VirtualHosts": true}},
+	}
+	for _, c := range clones {
+		t.Run(c.name, func(t *testing.T) {
+			orig := c.new()
+			fill(orig.Elem())
+			want := c.new()
+			fill(want.Elem())
+			if got := c.clone(orig); !reflect.DeepEqual(skipped(got, c.skip), skipped(want, c.skip)) {
+				t.Fatalf("the clone differs from the original:\n%+v\n%+v", got.Elem(), want.Elem())
+			}
+			count := len(nodes(orig.Elem(), "", c.skip))
+			for k := range count {
+				copied := c.clone(orig)
+				n := nodes(copied.Elem(), "", c.skip)[k]
+				mutate(n)
+				if !reflect.DeepEqual(orig.Interface(), want.Interface()) {
+					t.Fatalf("changing the clone's %s changed the original", n.path)
+				}
+			}
+		})
+	}
+}
+
+func cl[T any](f func(*T) *T) func(reflect.Value) reflect.Value {
+	return func(v reflect.Value) reflect.Value { return reflect.ValueOf(f(v.Interface().(*T))) }
+}
+
+// skipped is v with the named top-level fields zeroed.
+func skipped(v reflect.Value, skip map[string]bool) any {
+	out := reflect.New(v.Elem().Type())
+	out.Elem().Set(v.Elem())
+	for name := range skip {
+		out.Elem().FieldByName(name).SetZero()
+	}
+	return out.Interface()
+}
+
+// TestFillReachesEveryField guards the helpers themselves: a type they could not fill
+// would make the tests above pass vacuously.
+func TestFillReachesEveryField(t *testing.T) {
+	for _, c := range equalityCases() {
+		for _, n := range nodes(filled(c).Elem(), "", nil) {
+			if n.v.IsZero() {
+				t.Errorf("%s: %s was not filled", c.name, strings.TrimPrefix(n.path, "."))
+			}
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package xds
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	"github.com/go-logr/logr/testr"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+)
+
+// Publish skips the full consistency check when every resource name is the same as in
+// the last snapshot and every replaced resource references what its predecessor did.
+// These cases keep every name and change only references: each must still be refused.
+func TestPublishRefusesChangedReferencesUnderTheSameNames(t *testing.T) {
+	cert := xdstest.SelfSignedCert(t, "gateway")
+	tests := []struct {
+		name    string
+		edit    func(r *envoyconfig.Resources)
+		wantErr string
+	}{
+		{
+			name:    "a cluster trusts another CA secret",
+			edit:    func(r *envoyconfig.Resources) { r.Clusters[1] = edsCluster(t, "mtls", "client-cert", "gateway-cert") },
+			wantErr: `Secret "upstream-ca" is not referenced`,
+		},
+		{
+			name: "a listener names the other route configuration",
+			edit: func(r *envoyconfig.Resources) {
+				r.Listeners[1] = httpListener(t, "https", 10443, "http", "gateway-cert")
+			},
+			wantErr: `RouteConfiguration "https" is not referenced`,
+		},
+		{
+			name: "a cluster takes the other cluster's endpoints",
+			edit: func(r *envoyconfig.Resources) {
+				c := edsCluster(t, "plain", "", "")
+				c.EdsClusterConfig.ServiceName = "mtls"
+				r.Clusters[0] = c
+			},
+			wantErr: `ClusterLoadAssignment "plain" is not referenced`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(testr.New(t))
+			res := fullResources(t, cert)
+			if _, _, err := s.Publish(testGateway, res); err != nil {
+				t.Fatal(err)
+			}
+			next := res // the same messages, but for the one replaced
+			next.Clusters, next.Listeners = slices.Clone(res.Clusters), slices.Clone(res.Listeners)
+			tt.edit(&next)
+			if _, changed, err := s.Publish(testGateway, next); err == nil || !strings.Contains(err.Error(), tt.wantErr) || changed {
+				t.Fatalf("publish = changed %v, %v; want an error containing %q", changed, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestPublishAcceptsAChangeWithTheSameReferences replaces one cluster by one with other
+// settings and the same references: published, no full check needed.
+func TestPublishAcceptsAChangeWithTheSameReferences(t *testing.T) {
+	cert := xdstest.SelfSignedCert(t, "gateway")
+	s := New(testr.New(t))
+	res := fullResources(t, cert)
+	v1, _, err := s.Publish(testGateway, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := edsCluster(t, "mtls", "client-cert", "upstream-ca")
+	c.ConnectTimeout = durationpb.New(7 * time.Second)
+	res.Clusters = []*clusterv3.Cluster{res.Clusters[0], c}
+	v2, changed, err := s.Publish(testGateway, res)
+	if err != nil || !changed || v2 == v1 {
+		t.Fatalf("publish = %s, %v, %v; want a new version %s != %s", v2, changed, err, v2, v1)
+	}
+}
+
+// TestAnalyzeReusesFactsOfTheSameMessages proves the memo works: facts of a message
+// published before are not learnt again; those of a new message are.
+func TestAnalyzeReusesFactsOfTheSameMessages(t *testing.T) {
+	cert := xdstest.SelfSignedCert(t, "gateway")
+	res := fullResources(t, cert)
+	first, err := analyze(res.ByType(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Clusters = []*clusterv3.Cluster{res.Clusters[0], edsCluster(t, "mtls", "client-cert", "upstream-ca")}
+	second, err := analyze(res.ByType(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ti, st := range second.types {
+		for i, f := range st.facts {
+			reused := f == first.types[ti].facts[i]
+			if want := st.items[i] == first.types[ti].items[i]; reused != want {
+				t.Errorf("%s %s: facts reused %v, want %v", kind(st.typeURL), st.names[i], reused, want)
+			}
+		}
+	}
+}

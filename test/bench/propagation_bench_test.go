@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/controllers"
+	"github.com/portcullis-io/portcullis/dnsguard"
+	"github.com/portcullis-io/portcullis/dnsguard/dnstest"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
+	"github.com/portcullis-io/portcullis/egress/xds"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+	"github.com/portcullis-io/portcullis/internal/testenv"
+	"github.com/portcullis-io/portcullis/internal/testpki"
+	"github.com/portcullis-io/portcullis/internal/testupstream"
+)
+
+// envPropagationRoutes is how many Backends and HTTPRoutes exist before the timed
+// changes (default 10); the DESIGN target is stated for 1,000.
+const envPropagationRoutes = "BENCH_PROPAGATION_ROUTES"
+
+// BenchmarkPropagation creates, through the API server, a Backend and an HTTPRoute for
+// a new hostname and times until Envoy first answers 200 for it: the whole path of a
+// change (watch, gather, DNS guard resolution, translation, xDS push, Envoy warming the
+// cluster, TLS to the upstream). Each iteration is one such change; run it with
+// -benchtime=<tries>x for the percentiles.
+func BenchmarkPropagation(b *testing.B) {
+	present := envInt(b, envPropagationRoutes, 10)
+	b.Run(fmt.Sprintf("present=%d", present), func(b *testing.B) {
+		w := startPropagationWorld(b)
+		w.createMany(b, present)
+		w.waitSettled(b, present)
+		var took []time.Duration
+		for i := 0; b.Loop(); i++ {
+			took = append(took, w.propagate(b, fmt.Sprintf("new%d", i)))
+		}
+		slices.Sort(took)
+		for _, p := range []int{50, 95, 99} {
+			b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
+		}
+		b.ReportMetric(float64(len(took)), "tries")
+	})
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+// propagationWorld is the manager running in-process against the API server, with the
+// real xDS server, the DNS guard on a scripted DNS server, one Envoy and an HTTPS
+// upstream that every Backend resolves to.
+type propagationWorld struct {
+	c        client.Client
+	dns      *dnstest.Server
+	upstream *testupstream.Server
+	port     uint32 // the Gateway listener port Envoy binds
+	ns       string // the namespace of this run's Backends and HTTPRoutes
+	gateway  string
+	http     *http.Client
+}
+
+// runs numbers the worlds of one process, so each gets namespaces of its own.
+var runs atomic.Int32
+
+func startPropagationWorld(b *testing.B) *propagationWorld {
+	api := sharedAPIServer(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	log.SetLogger(logr.Discard())
+	run := runs.Add(1)
+	w := &propagationWorld{
+		c: api.Client, dns: dnstest.NewServer(b), port: xdstest.FreePort(b),
+		ns: fmt.Sprintf("bench-apps-%d", run), gateway: fmt.Sprintf("egress-%d", run),
+		http: &http.Client{Timeout: 5 * time.Second},
+	}
+	ca := testpki.NewCA(b, "bench upstream CA")
+	cert := ca.Issue(b, testpki.Options{CommonName: "upstream", DNSNames: []string{"*." + benchDomain}})
+	w.upstream = testupstream.Start(b, testupstream.Options{Certificate: &cert.TLS, Name: "bench"})
+	server := xds.New(logr.Discard())
+	xdsPort := serveXDS(b, ctx, server)
+	store := startDNSGuard(b, ctx, w.dns)
+	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy})
+	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
+		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
+	}})
+	w.createBase(b, ca.CertPEM)
+	return w
+}
+
+func serveXDS(b *testing.B, ctx context.Context, server *xds.Server) uint32 {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = server.Serve(ctx, lis) }()
+	return uint32(lis.Addr().(*net.TCPAddr).Port)
+}
+
+// guard is the DNS guard as the manager runs it, resolving against dns; loopback is
+// allowed because the upstream listens there.
+type guard struct {
+	store  *dnsguard.Store
+	policy *dnsguard.AddressPolicy
+}
+
+func startDNSGuard(b *testing.B, ctx context.Context, dns *dnstest.Server) guard {
+	cfg := dnsguard.DefaultConfig()
+	cfg.DNSServers, cfg.AllowCIDRs, cfg.IPFamily, cfg.MinTTL = []string{dns.Addr()}, []string{"127.0.0.0/8"}, dnsguard.IPv4, time.Second
+	policy, err := cfg.AddressPolicy()
+	if err != nil {
+		b.Fatal(err)
+	}
+	resolver, err := dnsguard.NewResolver(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := dnsguard.NewStore(resolver, cfg, dnsguard.StoreOptions{})
+	go func() { _ = store.Run(ctx) }()
+	return guard{store: store, policy: policy}
+}
+
+// startManager runs controller-runtime's manager with the Portcullis reconciler until
+// ctx ends, as `portcullis manager` does (without an Envoy provider: the benchmark runs
+// its Envoy itself).
+func startManager(b *testing.B, ctx context.Context, api *testenv.APIServer, opts controllers.Options) {
+	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := controllers.NewReconciler(mgr, opts).SetupWithManager(ctx, mgr); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			b.Errorf("manager: %v", err)
+		}
+	}()
+}
+
+// createBase creates the namespaces, the GatewayClass, the Gateway with one HTTP
+// listener and the Secret holding the upstream's CA.
+func (w *propagationWorld) createBase(b *testing.B, caPEM []byte) {
+	from := gwapiv1.NamespacesFromAll
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}},
+		&gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: className}, Spec: gwapiv1.GatewayClassSpec{ControllerName: egress.ControllerName}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewayNS}},
+		&gwapiv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: w.gateway, Namespace: gatewayNS},
+			Spec: gwapiv1.GatewaySpec{GatewayClassName: className, Listeners: []gwapiv1.Listener{{
+				Name: "http", Port: gwapiv1.PortNumber(w.port), Protocol: gwapiv1.HTTPProtocolType,
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}},
+			}}},
+		},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "upstream-ca", Namespace: w.ns}, Data: map[string][]byte{"ca.crt": caPEM}},
+	}
+	for _, o := range objs {
+		if err := w.c.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// objects are the Backend (HTTPS to the upstream, verified against its CA) and the
+// HTTPRoute of one hostname.
+func (w *propagationWorld) objects(name string) []client.Object {
+	be := backend(name, hostname(name))
+	be.Namespace, be.ResourceVersion = w.ns, ""
+	tls := be.Spec.Destination.FQDN.TLS
+	tls.ClientCertificate, tls.CACertificates[0].SecretRef.Name = nil, "upstream-ca"
+	be.Spec.Destination.Ports[0].Port = int32(w.upstream.Port())
+	rt := route(name, w.gateway, hostname(name))
+	rt.Namespace, rt.ResourceVersion = w.ns, ""
+	port := gwapiv1.PortNumber(w.upstream.Port())
+	rt.Spec.Rules[0].BackendRefs[0].Port = &port
+	return []client.Object{&be, &rt}
+}
+
+// createMany creates n hostnames' objects on a few connections at once.
+func (w *propagationWorld) createMany(b *testing.B, n int) {
+	names := make(chan string)
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for range 8 {
+		wg.Go(func() {
+			for name := range names {
+				w.dns.Set(hostname(name), hostname(name)+". 60 IN A 127.0.0.1")
+				for _, o := range w.objects(name) {
+					if err := w.c.Create(context.Background(), o); err != nil {
+						failed.CompareAndSwap(nil, &err)
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		names <- objectName(0, i)
+	}
+	close(names)
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		b.Fatalf("creating the %d present routes: %v", n, *err)
+	}
+}
+
+// waitSettled waits until every present Backend is Programmed (Envoy acknowledged a
+// configuration holding it) and its route answers, so that the manager's status writes
+// for them are done before the timed changes start.
+func (w *propagationWorld) waitSettled(b *testing.B, n int) {
+	xdstest.WaitFor(b, 10*time.Minute, fmt.Sprintf("%d Backends Programmed", n), func() error {
+		var list egressv1alpha1.BackendList
+		if err := w.c.List(context.Background(), &list, client.InNamespace(w.ns)); err != nil {
+			return err
+		}
+		programmed := 0
+		for _, be := range list.Items {
+			if c := meta.FindStatusCondition(be.Status.Conditions, egressv1alpha1.ConditionProgrammed); c != nil && c.Status == metav1.ConditionTrue {
+				programmed++
+			}
+		}
+		if programmed < n {
+			return fmt.Errorf("%d of %d programmed", programmed, n)
+		}
+		return nil
+	})
+	for _, i := range []int{0, n - 1} {
+		if code := w.get(objectName(0, i)); code != http.StatusOK {
+			b.Fatalf("a present route answers %d, want 200", code)
+		}
+	}
+}
+
+// propagate creates one hostname's Backend and HTTPRoute and returns how long it took
+// until Envoy first answered 200 for it.
+func (w *propagationWorld) propagate(b *testing.B, name string) time.Duration {
+	w.dns.Set(hostname(name), hostname(name)+". 60 IN A 127.0.0.1")
+	start := time.Now()
+	for _, o := range w.objects(name) {
+		if err := w.c.Create(context.Background(), o); err != nil {
+			b.Fatalf("create %T %s: %v", o, name, err)
+		}
+	}
+	deadline := start.Add(30 * time.Second)
+	for {
+		if w.get(name) == http.StatusOK {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: no 200 through Envoy within 30s", hostname(name))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// get sends one request for the hostname to the Gateway listener and returns the status
+// code, 0 when Envoy could not be reached.
+func (w *propagationWorld) get(name string) int {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", w.port), nil)
+	if err != nil {
+		return 0
+	}
+	req.Host = hostname(name)
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}

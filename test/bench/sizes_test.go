@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Environment variables that size the benchmarks. The defaults are small so that
+// `make test` runs every benchmark once in seconds; `make bench` sets the big sizes.
+const (
+	// envSizes lists the Backend (and HTTPRoute) counts on one Gateway: "100,1000,10000".
+	envSizes = "BENCH_SIZES"
+	// envMulti is the many-Gateway case, "<gateways>x<backends per gateway>".
+	envMulti = "BENCH_MULTI"
+)
+
+var (
+	defaultSizes = []int{100}
+	defaultMulti = workload{gateways: 10, perGateway: 10}
+)
+
+// sizes returns the one-Gateway sizes to run.
+func sizes(tb testing.TB) []int {
+	tb.Helper()
+	v := os.Getenv(envSizes)
+	if v == "" {
+		return defaultSizes
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := positive(f)
+		if err != nil {
+			tb.Fatalf("%s=%q: %v", envSizes, v, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// multi returns the many-Gateway workload to run.
+func multi(tb testing.TB) workload {
+	tb.Helper()
+	v := os.Getenv(envMulti)
+	if v == "" {
+		return defaultMulti
+	}
+	gs, per, ok := strings.Cut(v, "x")
+	g, err1 := positive(gs)
+	p, err2 := positive(per)
+	if !ok || err1 != nil || err2 != nil {
+		tb.Fatalf("%s=%q: want <gateways>x<backends per gateway>, e.g. 10x1000", envMulti, v)
+	}
+	return workload{gateways: g, perGateway: p}
+}
+
+// envInt reads a positive integer setting, or def when unset.
+func envInt(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := positive(v)
+	if err != nil {
+		tb.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
+
+func positive(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive integer", s)
+	}
+	return n, nil
+}
