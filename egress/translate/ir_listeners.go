@@ -12,7 +12,8 @@ import (
 )
 
 // buildListeners makes one IR listener per Envoy port from the valid Gateway listeners,
-// with one virtual host per Host domain holding its routes in precedence order.
+// with one virtual host per Host domain holding its routes in precedence order. The
+// certificates of the HTTPS listeners it serves join the Gateway's secrets here.
 func buildListeners(g *gatewayContext) []ir.Listener {
 	byPort := map[uint32]*ir.Listener{}
 	for _, l := range g.listeners {
@@ -28,7 +29,10 @@ func buildListeners(g *gatewayContext) []ir.Listener {
 			if out.TLS == nil {
 				out.TLS = &ir.ListenerTLS{}
 			}
-			out.TLS.CertificateSecrets = appendUnique(out.TLS.CertificateSecrets, l.certSecrets...)
+			for _, secret := range l.certSecrets {
+				g.secrets[secret.Name] = secret
+				out.TLS.CertificateSecrets = appendUnique(out.TLS.CertificateSecrets, secret.Name)
+			}
 		}
 	}
 	var listeners []ir.Listener

@@ -8,6 +8,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/egress/bootstrap"
+	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // reservedEnvoyPorts are bound inside every Envoy pod (admin and readiness), so no
@@ -29,7 +30,7 @@ type listenerContext struct {
 	refProblem, refProblemMsg string
 	conflict, conflictMsg     string
 	supportedKinds            []gwapiv1.RouteGroupKind
-	certSecrets               []string
+	certSecrets               []ir.Secret
 	attachedRoutes            int32
 }
 

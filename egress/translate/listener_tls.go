@@ -11,6 +11,9 @@ import (
 
 // validateListenerTLS resolves an HTTPS listener's certificates. Invalid references are
 // reported; the listener is served with the valid ones and refused when none is valid.
+// The certificates join the Gateway's secrets only when the listener is served (see
+// buildListeners): a conflicted listener's Secret referenced by no Envoy listener would
+// make the snapshot inconsistent and hold back the whole Gateway.
 func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) {
 	tlsCfg := l.spec.TLS
 	if tlsCfg == nil || len(tlsCfg.CertificateRefs) == 0 {
@@ -27,8 +30,7 @@ func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) 
 			l.refProblem, l.refProblemMsg = rerr.reason, fmt.Sprintf("tls.certificateRefs[%d]: %s", i, rerr.msg)
 			continue
 		}
-		g.secrets[secret.Name] = secret
-		l.certSecrets = append(l.certSecrets, secret.Name)
+		l.certSecrets = append(l.certSecrets, secret)
 	}
 	if len(l.certSecrets) == 0 {
 		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonInvalidCertificateRef), "no usable certificate: "+l.refProblemMsg
