@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,7 @@ type managerFlags struct {
 	provider               string
 	envoyImage             string
 	envoyBinary, workDir   string
+	hostListenAddress      string
 	systemCAFile           string
 	managerPodLabels       string
 	guard                  dnsguard.Config
@@ -63,6 +65,7 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.provider, "provider", "kubernetes", "where Envoy runs: kubernetes (a Deployment per Gateway) or host (an Envoy process per Gateway on this machine)")
 	fs.StringVar(&f.envoyImage, "envoy-image", infra.DefaultImage, "Envoy image for the kubernetes provider")
 	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
+	fs.StringVar(&f.hostListenAddress, "host-listen-address", "127.0.0.1", "IP address the host provider's Envoys bind Gateway listeners on (loopback, so the machine's network cannot use them as an egress proxy; in a cluster Envoy binds every interface of its pod)")
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
 	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "trust store Envoy uses for Backends that trust the System CAs")
 	fs.StringVar(&f.managerPodLabels, "manager-pod-labels", controllers.DefaultManagerPodLabels, "labels of the manager pods, which each Gateway's Envoy egress NetworkPolicy allows xDS traffic to (kubernetes provider)")
@@ -77,6 +80,9 @@ func (f *managerFlags) validate() error {
 	}
 	if f.provider == "kubernetes" && f.namespace == "" {
 		errs = append(errs, errors.New("--namespace is required with --provider kubernetes (or set POD_NAMESPACE)"))
+	}
+	if _, err := netip.ParseAddr(f.hostListenAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--host-listen-address %q: want an IP address such as 127.0.0.1", f.hostListenAddress))
 	}
 	if f.xdsPort == 0 || f.xdsPort > 65535 {
 		errs = append(errs, fmt.Errorf("--xds-port %d: want 1-65535", f.xdsPort))
@@ -163,7 +169,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	}
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
-		Envoy: envoyconfig.Options{SystemCAFile: f.systemCAFile}, EnvoyEgress: envoyEgress(f),
+		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
 		Metrics: ctrlmetrics.Registry,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
@@ -177,6 +183,15 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	}
 	log.Info("starting", "provider", f.provider, "xds", net.JoinHostPort(xdsHost, strconv.Itoa(int(f.xdsPort))))
 	return mgr.Start(ctx)
+}
+
+// envoyOptions are the facts of the Envoy deployment the xDS resources depend on.
+func envoyOptions(f *managerFlags) envoyconfig.Options {
+	opts := envoyconfig.Options{SystemCAFile: f.systemCAFile}
+	if f.provider == "host" {
+		opts.ListenAddress = f.hostListenAddress
+	}
+	return opts
 }
 
 // envoyEgress configures the Envoy pods' own egress NetworkPolicy in a cluster; Envoys on
@@ -223,7 +238,7 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 		if err != nil {
 			return nil, nil, "", err
 		}
-		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: envoy, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), WorkDir: workDir, Log: mgr.GetLogger().WithName("envoy")})
+		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: envoy, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), ListenAddress: f.hostListenAddress, WorkDir: workDir, Log: mgr.GetLogger().WithName("envoy")})
 		if err != nil {
 			return nil, nil, "", err
 		}

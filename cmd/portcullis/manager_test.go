@@ -27,6 +27,7 @@ func TestManagerRefusesBadFlagsWithAClearMessage(t *testing.T) {
 		{name: "an unknown provider", args: []string{"--provider", "docker", "--namespace", "x"}, want: `--provider "docker": use kubernetes or host`},
 		{name: "the kubernetes provider without a namespace", args: []string{"--provider", "kubernetes", "--namespace", ""}, want: "--namespace is required with --provider kubernetes"},
 		{name: "an xDS port out of range", args: []string{"--provider", "host", "--xds-port", "70000"}, want: "--xds-port 70000: want 1-65535"},
+		{name: "a host listen address that is not an IP", args: []string{"--provider", "host", "--host-listen-address", "localhost"}, want: `--host-listen-address "localhost": want an IP address`},
 		{name: "an invalid DNS guard CIDR", args: []string{"--provider", "host", "--allow-cidr", "10.0.0.0/33"}, want: "--allow-cidr"},
 	}
 	for _, tt := range tests {
@@ -91,6 +92,32 @@ func TestManagerStartsInHostMode(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the manager did not stop within 30s of its context ending")
+	}
+}
+
+// TestEnvoyOptions: the host provider's Envoys bind the host listen address (loopback
+// by default); in a cluster the listeners keep the default, every interface of the pod.
+func TestEnvoyOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "host provider binds loopback by default", args: []string{"--provider", "host"}, want: "127.0.0.1"},
+		{name: "host provider binds the address given", args: []string{"--provider", "host", "--host-listen-address", "192.0.2.10"}, want: "192.0.2.10"},
+		{name: "kubernetes provider binds every interface", args: []string{"--provider", "kubernetes", "--namespace", "x", "--host-listen-address", "192.0.2.10"}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+			f := registerManagerFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := envoyOptions(f).ListenAddress; got != tt.want {
+				t.Fatalf("ListenAddress %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,10 @@ type HostOptions struct {
 	// XDSAddress defaults to 127.0.0.1.
 	XDSAddress string
 	XDSPort    uint32
+	// ListenAddress is the IP the Envoys bind Gateway listeners on (envoyconfig.Options),
+	// reported in the Gateway's status.addresses; loopback when empty or unspecified
+	// (0.0.0.0 and :: are reachable on loopback too).
+	ListenAddress string
 	// WorkDir holds one directory per Gateway, <namespace>_<name>, with bootstrap.yaml
 	// and envoy.log.
 	WorkDir string
@@ -140,7 +145,16 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 		}
 		h.envoys[gw.key()] = e
 	}
-	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: hostLoopback}}, nil
+	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: h.statusAddress()}}, nil
+}
+
+// statusAddress is where clients on this machine reach the Gateway's listeners.
+func (h *Host) statusAddress() string {
+	ip, err := netip.ParseAddr(h.opts.ListenAddress)
+	if err != nil || ip.IsUnspecified() {
+		return hostLoopback
+	}
+	return ip.String()
 }
 
 // Delete stops the Gateway's Envoy and removes its directory.

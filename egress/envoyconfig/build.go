@@ -3,6 +3,7 @@ package envoyconfig
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -22,7 +23,15 @@ type Options struct {
 	// SystemCAFile is the PEM trust store used when UpstreamTLS.SystemCA is set
 	// (default DefaultSystemCAFile).
 	SystemCAFile string
+	// ListenAddress is the IP address Gateway listeners bind (default DefaultListenAddress,
+	// every interface: in a pod, the Service reaches Envoy that way). An Envoy on a
+	// developer's machine binds loopback instead, so it is no open egress proxy for the
+	// machine's network.
+	ListenAddress string
 }
+
+// DefaultListenAddress is every IPv4 interface, used when Options leaves ListenAddress empty.
+const DefaultListenAddress = "0.0.0.0"
 
 // Build returns the xDS resources of one Gateway. It is pure (no I/O) and deterministic:
 // the same IR always yields equal protos, so snapshot versions can be content hashes.
@@ -53,6 +62,9 @@ func withDefaults(opts Options) Options {
 	if opts.SystemCAFile == "" {
 		opts.SystemCAFile = DefaultSystemCAFile
 	}
+	if opts.ListenAddress == "" {
+		opts.ListenAddress = DefaultListenAddress
+	}
 	return opts
 }
 
@@ -63,6 +75,9 @@ func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
 		static:   static,
 		clusters: make(map[string]*ir.Cluster, len(gw.Clusters)),
 		secrets:  make(map[string]*ir.Secret, len(gw.Secrets)),
+	}
+	if _, err := netip.ParseAddr(b.opts.ListenAddress); err != nil {
+		return nil, fmt.Errorf("listen address %q is not an IP address", b.opts.ListenAddress)
 	}
 	for i := range gw.Clusters {
 		c := &gw.Clusters[i]

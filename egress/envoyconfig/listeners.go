@@ -12,8 +12,9 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// listener binds one port on every interface with a single filter chain: one HTTP
-// connection manager, behind TLS when the listener terminates it.
+// listener binds one port on the listen address (every interface by default) with a
+// single filter chain: one HTTP connection manager, behind TLS when the listener
+// terminates it.
 func (b *builder) listener(l *ir.Listener) (*listenerv3.Listener, error) {
 	if err := checkPort(l.Port); err != nil {
 		return nil, fmt.Errorf("listener %q: %w", l.Name, err)
@@ -33,7 +34,7 @@ func (b *builder) listener(l *ir.Listener) (*listenerv3.Listener, error) {
 	}
 	return &listenerv3.Listener{
 		Name:         l.Name,
-		Address:      socketAddress("0.0.0.0", l.Port),
+		Address:      socketAddress(b.opts.ListenAddress, l.Port),
 		FilterChains: []*listenerv3.FilterChain{chain},
 	}, nil
 }
