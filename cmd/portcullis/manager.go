@@ -56,7 +56,7 @@ type managerFlags struct {
 
 func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	f := &managerFlags{guard: dnsguard.DefaultConfig()}
-	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (HTTPS with authentication in a cluster); 0 disables it")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "address of the metrics endpoint (default :8443, HTTPS with authentication, in a cluster; 127.0.0.1:8443, plain HTTP, with --provider host); 0 disables it")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so only one replica reconciles")
 	fs.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the manager's namespace: leader election lease and xDS certificates (default $POD_NAMESPACE)")
@@ -205,12 +205,20 @@ func envoyEgress(f *managerFlags) *controllers.EnvoyEgress {
 }
 
 // metricsOptions serves metrics over HTTPS with authentication in a cluster; on a host,
-// plain HTTP bound to loopback.
+// plain HTTP, bound to loopback unless --metrics-bind-address says otherwise (without
+// authentication, every interface would show the machine's network the Backends).
 func metricsOptions(f *managerFlags) metricsserver.Options {
+	addr := f.metricsAddr
 	if f.provider == "host" {
-		return metricsserver.Options{BindAddress: f.metricsAddr}
+		if addr == "" {
+			addr = "127.0.0.1:8443"
+		}
+		return metricsserver.Options{BindAddress: addr}
 	}
-	return metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
+	if addr == "" {
+		addr = ":8443"
+	}
+	return metricsserver.Options{BindAddress: addr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
 }
 
 // hostDefaults fills what the flags leave empty for the host provider: the Envoy beside

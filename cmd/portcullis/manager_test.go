@@ -121,6 +121,35 @@ func TestEnvoyOptions(t *testing.T) {
 	}
 }
 
+// TestMetricsOptions: metrics are served with authentication over HTTPS in a cluster;
+// on a host they are plain HTTP, so by default only loopback reaches them.
+func TestMetricsOptions(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantAddr   string
+		wantSecure bool
+	}{
+		{name: "kubernetes default", args: []string{"--provider", "kubernetes", "--namespace", "x"}, wantAddr: ":8443", wantSecure: true},
+		{name: "host default is loopback", args: []string{"--provider", "host"}, wantAddr: "127.0.0.1:8443"},
+		{name: "host with an address given", args: []string{"--provider", "host", "--metrics-bind-address", ":9090"}, wantAddr: ":9090"},
+		{name: "host with metrics off", args: []string{"--provider", "host", "--metrics-bind-address", "0"}, wantAddr: "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+			f := registerManagerFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got := metricsOptions(f)
+			if got.BindAddress != tt.wantAddr || got.SecureServing != tt.wantSecure {
+				t.Fatalf("BindAddress %q SecureServing %v, want %q %v", got.BindAddress, got.SecureServing, tt.wantAddr, tt.wantSecure)
+			}
+		})
+	}
+}
+
 // TestHostDefaults: with no --envoy-binary the host provider takes the Envoy beside the
 // binary or on PATH (and says to run 'make tools' when there is none); with no
 // --work-dir it makes a temporary directory.
