@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -30,70 +29,82 @@ type statusWriter struct {
 
 // write stores every status; it returns the errors of the objects it could not update.
 // res is what was translated: routes and policies it holds that carry an entry of ours
-// but got no status this time lose that entry.
+// but got no status this time lose that entry. Objects are written in parallel (see
+// statusWorkers); each object's read-merge-write stays one sequence.
 func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources) error {
-	var errs []error
+	q := newWriteQueue(statusWorkers)
 	for name, want := range st.GatewayClasses {
-		errs = append(errs, w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
-			gc := o.(*gwapiv1.GatewayClass)
-			changed := w.mergeConditions(&gc.Status.Conditions, want.Conditions)
-			changed = changed || !equalJSON(gc.Status.SupportedFeatures, want.SupportedFeatures)
-			gc.Status.SupportedFeatures = want.SupportedFeatures
-			return changed
-		}))
+		q.do(func() error {
+			return w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
+				gc := o.(*gwapiv1.GatewayClass)
+				changed := w.mergeConditions(&gc.Status.Conditions, want.Conditions)
+				changed = changed || !equalJSON(gc.Status.SupportedFeatures, want.SupportedFeatures)
+				gc.Status.SupportedFeatures = want.SupportedFeatures
+				return changed
+			})
+		})
 	}
 	for key, want := range st.Gateways {
-		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.Gateway{}, func(o client.Object) bool {
-			return w.mergeGateway(&o.(*gwapiv1.Gateway).Status, want)
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &gwapiv1.Gateway{}, func(o client.Object) bool {
+				return w.mergeGateway(&o.(*gwapiv1.Gateway).Status, want)
+			})
+		})
 	}
 	for key, want := range st.HTTPRoutes {
-		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
-			r := o.(*gwapiv1.HTTPRoute)
-			merged := status.MergeRouteParents(r.Status.Parents, want, w.controller, w.now())
-			changed := !status.RouteParentsEqual(r.Status.Parents, merged)
-			r.Status.Parents = merged
-			return changed
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
+				r := o.(*gwapiv1.HTTPRoute)
+				merged := status.MergeRouteParents(r.Status.Parents, want, w.controller, w.now())
+				changed := !status.RouteParentsEqual(r.Status.Parents, merged)
+				r.Status.Parents = merged
+				return changed
+			})
+		})
 	}
 	for key, want := range st.BackendTLSPolicies {
-		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
-			p := o.(*gwapiv1.BackendTLSPolicy)
-			merged := status.MergeAncestors(p.Status.Ancestors, want, w.controller, w.now())
-			changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
-			p.Status.Ancestors = merged
-			return changed
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+				p := o.(*gwapiv1.BackendTLSPolicy)
+				merged := status.MergeAncestors(p.Status.Ancestors, want, w.controller, w.now())
+				changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
+				p.Status.Ancestors = merged
+				return changed
+			})
+		})
 	}
-	errs = append(errs, w.dropStale(ctx, st, res)...)
+	w.dropStale(ctx, q, st, res)
 	for key, want := range st.Backends {
-		errs = append(errs, w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {
-			return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {
+				return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
+			})
+		})
 	}
-	return errors.Join(errs...)
+	return q.wait()
 }
 
 // dropStale removes our parent entries from HTTPRoutes, and our ancestor entries from
 // BackendTLSPolicies, that translation no longer gave a status: their Gateway was
 // deleted, the route moved to another controller's Gateway, or no route reaches the
 // policy's Service any more. A stale "Accepted" would claim we serve them.
-func (w *statusWriter) dropStale(ctx context.Context, st translate.Statuses, res *egress.Resources) []error {
-	var errs []error
+func (w *statusWriter) dropStale(ctx context.Context, q *writeQueue, st translate.Statuses, res *egress.Resources) {
 	for i := range res.HTTPRoutes {
 		r := &res.HTTPRoutes[i]
 		key := r.Namespace + "/" + r.Name
 		if _, ok := st.HTTPRoutes[key]; ok || !hasRouteParentOf(r.Status.Parents, w.controller) {
 			continue
 		}
-		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
-			r := o.(*gwapiv1.HTTPRoute)
-			// The CRD requires the list, if empty: nil would be sent as null and refused.
-			merged := append([]gwapiv1.RouteParentStatus{}, status.MergeRouteParents(r.Status.Parents, nil, w.controller, w.now())...)
-			changed := !status.RouteParentsEqual(r.Status.Parents, merged)
-			r.Status.Parents = merged
-			return changed
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
+				r := o.(*gwapiv1.HTTPRoute)
+				// The CRD requires the list, if empty: nil would be sent as null and refused.
+				merged := append([]gwapiv1.RouteParentStatus{}, status.MergeRouteParents(r.Status.Parents, nil, w.controller, w.now())...)
+				changed := !status.RouteParentsEqual(r.Status.Parents, merged)
+				r.Status.Parents = merged
+				return changed
+			})
+		})
 	}
 	for i := range res.BackendTLSPolicies {
 		p := &res.BackendTLSPolicies[i]
@@ -101,15 +112,16 @@ func (w *statusWriter) dropStale(ctx context.Context, st translate.Statuses, res
 		if _, ok := st.BackendTLSPolicies[key]; ok || !hasAncestorOf(p.Status.Ancestors, w.controller) {
 			continue
 		}
-		errs = append(errs, w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
-			p := o.(*gwapiv1.BackendTLSPolicy)
-			merged := append([]gwapiv1.PolicyAncestorStatus{}, status.MergeAncestors(p.Status.Ancestors, nil, w.controller, w.now())...)
-			changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
-			p.Status.Ancestors = merged
-			return changed
-		}))
+		q.do(func() error {
+			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+				p := o.(*gwapiv1.BackendTLSPolicy)
+				merged := append([]gwapiv1.PolicyAncestorStatus{}, status.MergeAncestors(p.Status.Ancestors, nil, w.controller, w.now())...)
+				changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
+				p.Status.Ancestors = merged
+				return changed
+			})
+		})
 	}
-	return errs
 }
 
 func hasRouteParentOf(parents []gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) bool {
