@@ -109,16 +109,23 @@ func TestEnvoyOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-			f := registerManagerFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
+			f := parseManagerFlags(t, tt.args...)
 			if got := envoyOptions(f).ListenAddress; got != tt.want {
 				t.Fatalf("ListenAddress %q, want %q", got, tt.want)
 			}
 		})
 	}
+}
+
+// parseManagerFlags parses manager flags as the command line would.
+func parseManagerFlags(t *testing.T, args ...string) *managerFlags {
+	t.Helper()
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	f := registerManagerFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestMetricsOptions: metrics are served with authentication over HTTPS in a cluster;
@@ -137,11 +144,7 @@ func TestMetricsOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-			f := registerManagerFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
+			f := parseManagerFlags(t, tt.args...)
 			got := metricsOptions(f)
 			if got.BindAddress != tt.wantAddr || got.SecureServing != tt.wantSecure {
 				t.Fatalf("BindAddress %q SecureServing %v, want %q %v", got.BindAddress, got.SecureServing, tt.wantAddr, tt.wantSecure)

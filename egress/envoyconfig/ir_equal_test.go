@@ -6,44 +6,12 @@ import (
 	"testing"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/internal/reflectfill"
 )
 
 // The build cache is only as correct as its equality and copy functions: an IR field
 // they forget would let a stale resource be reused. These tests walk every field of the
 // IR types by reflection, so a field added to the IR fails them until it is handled.
-
-// fill sets every field reachable from v to a non-zero value: strings, numbers and
-// booleans get values, pointers a target, slices one element, maps one entry.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("s")
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-		key, val := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(key)
-		fill(val)
-		v.SetMapIndex(key, val)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			fill(v.Field(i))
-		}
-	default:
-		panic("fill: unhandled kind " + v.Kind().String())
-	}
-}
 
 // node is one place in a value a mutation can change: a leaf, or a pointer, slice or
 // map that can be emptied.
@@ -128,7 +96,7 @@ func eq[T any](f func(a, b *T) bool) func(a, b reflect.Value) bool {
 
 func filled(c equalityCase) reflect.Value {
 	v := c.new()
-	fill(v.Elem())
+	reflectfill.Fill(v.Elem())
 	return v
 }
 
@@ -166,9 +134,9 @@ func TestCloneIsDeep(t *testing.T) {
 	for _, c := range clones {
 		t.Run(c.name, func(t *testing.T) {
 			orig := c.new()
-			fill(orig.Elem())
+			reflectfill.Fill(orig.Elem())
 			want := c.new()
-			fill(want.Elem())
+			reflectfill.Fill(want.Elem())
 			if got := c.clone(orig); !reflect.DeepEqual(skipped(got, c.skip), skipped(want, c.skip)) {
 				t.Fatalf("the clone differs from the original:\n%+v\n%+v", got.Elem(), want.Elem())
 			}

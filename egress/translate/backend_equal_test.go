@@ -5,44 +5,12 @@ import (
 	"testing"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/internal/reflectfill"
 )
 
 // The Backend memo is only as correct as equalBackendSpec: a field it forgets would let
 // a changed Backend reuse its old translation. This test walks every field of the API
 // type by reflection, so a field added to BackendSpec fails it until it is compared.
-
-// fillValue sets every field reachable from v to a non-zero value: strings, numbers and
-// booleans get values, pointers a target, slices one element, maps one entry.
-func fillValue(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("s")
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fillValue(v.Elem())
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fillValue(v.Index(0))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-		key, val := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fillValue(key)
-		fillValue(val)
-		v.SetMapIndex(key, val)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			fillValue(v.Field(i))
-		}
-	default:
-		panic("fillValue: unhandled kind " + v.Kind().String())
-	}
-}
 
 // change is one way to alter a filled value at a path.
 type change struct {
@@ -93,7 +61,7 @@ func changes(v reflect.Value, path string) []change {
 
 func filledSpec() *egressv1alpha1.BackendSpec {
 	var s egressv1alpha1.BackendSpec
-	fillValue(reflect.ValueOf(&s).Elem())
+	reflectfill.Fill(reflect.ValueOf(&s).Elem())
 	return &s
 }
 
