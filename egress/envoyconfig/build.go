@@ -178,8 +178,14 @@ func buildAll[In any, Out any](in []In, build func(*In) (Out, bool, error)) (all
 	return all, fresh, nil
 }
 
+// sortByName orders messages by name, keeping the order of equal names. The IR from
+// translation comes in name order already: checking that costs one comparison per
+// message, a stable sort many more.
 func sortByName[T any](s []T, name func(T) string) {
-	slices.SortStableFunc(s, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
+	byName := func(a, b T) int { return cmp.Compare(name(a), name(b)) }
+	if !slices.IsSortedFunc(s, byName) {
+		slices.SortStableFunc(s, byName)
+	}
 }
 
 // validatable is what protoc-gen-validate generates for every Envoy message.

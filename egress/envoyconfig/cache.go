@@ -20,6 +20,12 @@ import (
 // pure functions of exactly what is compared), and keeping the message's identity lets
 // the xDS server skip validating, encoding and hashing it again.
 //
+// A build updates its Gateway's memo in place, writing only the entries it built
+// afresh: with ten thousand clusters and one changed, copying every entry into a new
+// memo would cost more than the comparisons. The build takes the memo out of the Cache
+// while it runs, so a concurrent build of the same Gateway starts from nothing instead
+// of sharing it.
+//
 // Messages returned by a cached build are shared with later builds: treat them as
 // read-only, as the xDS server requires anyway. A Cache is safe for concurrent use.
 type Cache struct {
@@ -28,8 +34,9 @@ type Cache struct {
 	gateways map[string]*gatewayMemo
 }
 
-// gatewayMemo is one Gateway's last successful build. Its resources are never modified
-// once stored; lastBuild is guarded by Cache.mu.
+// gatewayMemo is one Gateway's last build. Entries are replaced, never modified, and
+// every one pairs a message with the IR it was built from; after a successful build it
+// holds exactly that build's resources. lastBuild is guarded by Cache.mu.
 type gatewayMemo struct {
 	opts      Options
 	lastBuild uint64
@@ -75,17 +82,23 @@ const idleBuilds = 4
 
 // Build is the package-level Build, reusing the messages of the Gateway's last build.
 func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
-	prev := c.start(gw.Name, opts)
+	memo := c.take(gw.Name, opts)
 	b, err := newBuilder(gw, opts, false)
 	if err != nil {
+		c.store(gw.Name, memo)
 		return Resources{}, err
 	}
-	b.prev, b.next = prev, newGatewayMemo(b.opts)
+	if memo == nil {
+		memo = newGatewayMemo(b.opts, &gw)
+	}
+	b.prev, b.next = memo, memo
 	r, err := b.resources()
 	if err != nil {
+		c.store(gw.Name, memo) // what it holds still pairs messages with their IR
 		return Resources{}, err
 	}
-	c.store(gw.Name, b.next)
+	memo.prune(b)
+	c.store(gw.Name, memo)
 	return r, nil
 }
 
@@ -100,9 +113,9 @@ func (c *Cache) Forget(gateway string) {
 	delete(c.gateways, gateway)
 }
 
-// start returns the Gateway's last build when it was made with the same options, and
-// drops the memos of Gateways that have not been built for a long time.
-func (c *Cache) start(gateway string, opts Options) *gatewayMemo {
+// take removes and returns the Gateway's memo when it was made with the same options,
+// and drops the memos of Gateways that have not been built for a long time.
+func (c *Cache) take(gateway string, opts Options) *gatewayMemo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.builds++
@@ -113,27 +126,66 @@ func (c *Cache) start(gateway string, opts Options) *gatewayMemo {
 		}
 	}
 	m := c.gateways[gateway]
+	delete(c.gateways, gateway)
 	if m == nil || m.opts != withDefaults(opts) {
 		return nil
 	}
-	m.lastBuild = c.builds
 	return m
 }
 
+// store puts a Gateway's memo (nil: none) back after a build.
 func (c *Cache) store(gateway string, m *gatewayMemo) {
+	if m == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m.lastBuild = c.builds
 	c.gateways[gateway] = m
 }
 
-func newGatewayMemo(opts Options) *gatewayMemo {
+// newGatewayMemo returns an empty memo sized for the Gateway's IR: with thousands of
+// clusters and secrets, growing the maps entry by entry rehashes them a dozen times.
+func newGatewayMemo(opts Options, gw *ir.Gateway) *gatewayMemo {
 	return &gatewayMemo{
 		opts:      opts,
-		listeners: map[string]memoEntry[*listenerv3.Listener]{},
-		routes:    map[string]routesEntry{},
-		clusters:  map[string]memoEntry[*clusterv3.Cluster]{},
-		endpoints: map[string]memoEntry[*endpointv3.ClusterLoadAssignment]{},
-		secrets:   map[string]memoEntry[*tlsv3.Secret]{},
+		listeners: make(map[string]memoEntry[*listenerv3.Listener], len(gw.Listeners)),
+		routes:    make(map[string]routesEntry, len(gw.Listeners)),
+		clusters:  make(map[string]memoEntry[*clusterv3.Cluster], len(gw.Clusters)),
+		endpoints: make(map[string]memoEntry[*endpointv3.ClusterLoadAssignment], len(gw.Clusters)),
+		secrets:   make(map[string]memoEntry[*tlsv3.Secret], len(gw.Secrets)),
+	}
+}
+
+// prune drops the entries of resources the build that just succeeded did not have, so
+// that the memo holds that build and no more. Every resource of a successful build has
+// its entry, so when a map has as many entries as the IR has resources of its kind there
+// is nothing to drop and nothing to look up.
+func (m *gatewayMemo) prune(b *builder) {
+	if len(m.listeners) != len(b.gw.Listeners) || len(m.routes) != len(b.gw.Listeners) {
+		names := make(map[string]bool, len(b.gw.Listeners))
+		for _, l := range b.gw.Listeners {
+			names[l.Name] = true
+		}
+		pruneMissing(m.listeners, names)
+		pruneMissing(m.routes, names)
+	}
+	if len(m.clusters) != len(b.clusters) {
+		pruneMissing(m.clusters, b.clusters)
+	}
+	if len(m.endpoints) != len(b.clusters) {
+		pruneMissing(m.endpoints, b.clusters)
+	}
+	if len(m.secrets) != len(b.secrets) {
+		pruneMissing(m.secrets, b.secrets)
+	}
+}
+
+// pruneMissing deletes the entries of memo whose name is not a key of present.
+func pruneMissing[E, V any](memo map[string]E, present map[string]V) {
+	for name := range memo {
+		if _, ok := present[name]; !ok {
+			delete(memo, name)
+		}
 	}
 }

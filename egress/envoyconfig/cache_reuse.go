@@ -13,13 +13,13 @@ import (
 )
 
 // The cached* builders return the message of the last build when its IR copy equals the
-// IR now and its references resolve as before (isFresh false); otherwise they build from
-// a private copy of the IR and remember it (isFresh true). A reference that no longer
+// IR now and its references resolve as before (isFresh false), leaving the memo's entry
+// as it is; otherwise they build from a private copy of the IR and remember it (isFresh
+// true). A reference that no longer
 // resolves is never reused: the build runs and reports the error it always would.
 
 func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
 	if e, ok := b.prev.findListener(l.Name); ok && equalListenerHead(e.listener, l) && b.listenerRefsResolve(l) {
-		b.next.listeners[l.Name] = e
 		return e.out, false, nil
 	}
 	src := l
@@ -35,7 +35,6 @@ func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, er
 
 func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
 	if e, ok := b.prev.findRoutes(l.Name); ok && equalListener(e.listener, l) && b.targetsResolve(e.targets) {
-		b.next.routes[l.Name] = e
 		return e.out, false, nil
 	}
 	src := l
@@ -51,7 +50,6 @@ func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, boo
 
 func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
 	if e, ok := b.prev.findCluster(c.Name); ok && equalClusterSettings(e.cluster, c) && b.clusterRefsResolve(c) {
-		b.next.clusters[c.Name] = e
 		return e.out, false, nil
 	}
 	src := c
@@ -69,7 +67,6 @@ func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error)
 // name and endpoints.
 func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
 	if e, ok := b.prev.findEndpoints(c.Name); ok && e.cluster.Name == c.Name && slices.Equal(e.cluster.Endpoints, c.Endpoints) {
-		b.next.endpoints[c.Name] = e
 		return e.out, false, nil
 	}
 	src := c
@@ -85,7 +82,6 @@ func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignm
 
 func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
 	if e, ok := b.prev.findSecret(s.Name); ok && equalSecret(e.secret, s) {
-		b.next.secrets[s.Name] = e
 		return e.out, false, nil
 	}
 	src := s

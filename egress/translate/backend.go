@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,6 +23,10 @@ type translatedBackend struct {
 	effective           *egressv1alpha1.EffectiveTLS
 	ignoredMsg          string
 	referenced          bool
+	// name is the Backend's "namespace/name" once key computed it.
+	name string
+	// gateways are the Gateways whose routes use the Backend, in translation order.
+	gateways []string
 }
 
 // portCluster is the cluster of one Backend port, the secrets it needs and the policy
@@ -61,29 +67,29 @@ func (tb *translatedBackend) fail(e *refError) {
 
 // translateBackend validates a Backend and builds its clusters, once per translation,
 // reusing an earlier translation's from the Cache when everything it read is unchanged.
-func (t *translator) translateBackend(n types.NamespacedName) *translatedBackend {
-	if tb, ok := t.backendCache[n]; ok {
+func (t *translator) translateBackend(s *backendSlot) *translatedBackend {
+	if s.tb != nil {
+		return s.tb
+	}
+	if tb := t.reuseBackend(s.name, s.b); tb != nil {
+		s.tb = tb
 		return tb
 	}
-	b := t.backends[n]
-	if tb := t.reuseBackend(n, b); tb != nil {
-		t.backendCache[n] = tb
-		return tb
-	}
-	if !memoizable(b) {
-		return t.buildBackend(n, b)
+	if !memoizable(s.b) {
+		return t.buildBackend(s)
 	}
 	t.rec = &recorder{}
-	tb := t.buildBackend(n, b)
-	t.rememberBackend(n, b, tb, t.rec)
+	tb := t.buildBackend(s)
+	t.rememberBackend(s.name, s.b, tb, t.rec)
 	t.rec = nil
 	return tb
 }
 
 // buildBackend translates a Backend.
-func (t *translator) buildBackend(n types.NamespacedName, b *egressv1alpha1.Backend) *translatedBackend {
+func (t *translator) buildBackend(s *backendSlot) *translatedBackend {
+	b := s.b
 	tb := &translatedBackend{b: b, dest: destinationOf(b)}
-	t.backendCache[n] = tb
+	s.tb = tb
 	template := ir.Cluster{}
 	if e := applyProtocol(&template, tb.dest.protocol, tb.dest.field+".protocol"); e != nil {
 		tb.fail(e)
@@ -169,13 +175,14 @@ func (t *translator) credentialSecret(b *egressv1alpha1.Backend, cred *credentia
 
 // backendRef resolves an HTTPRoute backendRef to a Backend into the cluster of the chosen port.
 func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port *gwapiv1.PortNumber) (*ir.Cluster, []ir.Secret, *refError) {
-	if _, ok := t.backends[n]; !ok {
+	s, ok := t.backends[n]
+	if !ok {
 		return nil, nil, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s not found", n)
 	}
 	t.recordAncestorsForBackend(n, g.gw)
-	tb := t.translateBackend(n)
+	tb := t.translateBackend(s)
 	tb.referenced = true
-	t.noteBackendGateway(n, g.gw)
+	t.noteBackendGateway(tb, g.out.Name)
 	p, e := pickBackendPort(tb.b, port)
 	if e != nil {
 		return nil, nil, e
@@ -220,16 +227,29 @@ func pickBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (egres
 	return *found, nil
 }
 
-// noteBackendGateway records that a Gateway's routes use the Backend.
-func (t *translator) noteBackendGateway(n types.NamespacedName, gw *gwapiv1.Gateway) {
+// noteBackendGateway records that a Gateway's routes use the Backend; the Backend's
+// statuses, once every Gateway is translated, file the list under the Backend's key.
+func (t *translator) noteBackendGateway(tb *translatedBackend, gwKey string) {
+	if !slices.Contains(tb.gateways, gwKey) {
+		tb.gateways = append(tb.gateways, gwKey)
+	}
+}
+
+// fileBackendGateways puts the Gateways that use the Backend into the Result.
+func (t *translator) fileBackendGateways(tb *translatedBackend) {
+	if len(tb.gateways) == 0 {
+		return
+	}
 	if t.result.BackendGateways == nil {
-		t.result.BackendGateways = map[string][]string{}
+		t.result.BackendGateways = make(map[string][]string, len(t.backends))
 	}
-	key, gwKey := n.String(), nameOf(gw).String()
-	for _, existing := range t.result.BackendGateways[key] {
-		if existing == gwKey {
-			return
-		}
+	t.result.BackendGateways[tb.key()] = tb.gateways
+}
+
+// key is the Backend's "namespace/name", computed once per translation.
+func (tb *translatedBackend) key() string {
+	if tb.name == "" {
+		tb.name = nameOf(tb.b).String()
 	}
-	t.result.BackendGateways[key] = append(t.result.BackendGateways[key], gwKey)
+	return tb.name
 }

@@ -113,10 +113,8 @@ func (t *translator) replays(b *egressv1alpha1.Backend, d destination, rec *reco
 	if t.resolveDestination(b, &d) != nil {
 		return false
 	}
-	for _, r := range rec.reads {
-		if !sameRead(t.lookup(r.kind, r.ref, r.key), r) {
-			return false
-		}
+	if !t.rereads(rec.reads) {
+		return false
 	}
 	for _, p := range rec.pairs {
 		if pairVerdict(p, t.opts.Now) != nil {
@@ -125,6 +123,22 @@ func (t *translator) replays(b *egressv1alpha1.Backend, d destination, rec *reco
 	}
 	for _, a := range rec.addrs {
 		if !sameIPs(t.addrs[a.name], a.ips) {
+			return false
+		}
+	}
+	return true
+}
+
+// rereads tells whether reading again finds the values reads holds. Consecutive reads
+// of one object (a client certificate and its key) look the object up once.
+func (t *translator) rereads(reads []valueRead) bool {
+	var obj heldObject
+	for i := range reads {
+		r := &reads[i]
+		if i == 0 || r.kind != reads[i-1].kind || r.ref != reads[i-1].ref {
+			obj = t.object(r.kind, r.ref)
+		}
+		if !sameRead(obj.read(r.kind, r.ref, r.key), *r) {
 			return false
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -15,14 +14,16 @@ import (
 
 // finishBackendStatuses writes the status of every Backend, referenced or not.
 func (t *translator) finishBackendStatuses() {
-	names := make([]types.NamespacedName, 0, len(t.backends))
-	for n := range t.backends {
-		names = append(names, n)
+	slots := make([]*backendSlot, 0, len(t.backends))
+	for _, s := range t.backends {
+		slots = append(slots, s)
 	}
-	sort.Slice(names, func(i, j int) bool { return lessName(names[i], names[j]) })
-	for _, n := range names {
-		tb := t.translateBackend(n)
-		t.result.Statuses.Backends[n.String()] = t.backendStatus(tb)
+	sort.Slice(slots, func(i, j int) bool { return lessName(slots[i].name, slots[j].name) })
+	for _, s := range slots {
+		n := s.name
+		tb := t.translateBackend(s)
+		t.result.Statuses.Backends[tb.key()] = t.backendStatus(tb)
+		t.fileBackendGateways(tb)
 		if tb.ignoredMsg != "" {
 			t.result.Warnings = append(t.result.Warnings, Warning{Kind: egressv1alpha1.BackendKind, Namespace: n.Namespace, Name: n.Name,
 				Reason: ReasonIgnoredInlineTLS, Message: strings.TrimPrefix(tb.ignoredMsg, "; ")})
@@ -41,7 +42,7 @@ func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.Backen
 	if tb.refProblem != nil {
 		resolved = condition(egressv1alpha1.ConditionResolvedRefs, false, tb.refProblem.reason, tb.refProblem.msg, gen)
 	}
-	st.Conditions = []metav1.Condition{accepted, resolved}
+	st.Conditions = append(make([]metav1.Condition, 0, 4), accepted, resolved) // room for all four: no regrowth
 	if tb.dest.hostname != "" {
 		res, ok := t.addrs[tb.dest.hostname]
 		st.Conditions = append(st.Conditions, addressesCondition(tb.dest.hostname, res, ok, gen))
@@ -99,6 +100,9 @@ func blockedSummary(blocked []egress.BlockedAddress) string {
 
 func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egressv1alpha1.BlockedAddress) {
 	var vetted []egressv1alpha1.VettedAddress
+	if len(res.Vetted) > 0 {
+		vetted = make([]egressv1alpha1.VettedAddress, 0, len(res.Vetted))
+	}
 	for _, v := range res.Vetted {
 		a := egressv1alpha1.VettedAddress{IP: v.IP.String()}
 		if !v.Expires.IsZero() {
@@ -107,6 +111,9 @@ func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egr
 		vetted = append(vetted, a)
 	}
 	var blocked []egressv1alpha1.BlockedAddress
+	if len(res.Blocked) > 0 {
+		blocked = make([]egressv1alpha1.BlockedAddress, 0, len(res.Blocked))
+	}
 	for _, b := range res.Blocked {
 		blocked = append(blocked, egressv1alpha1.BlockedAddress{IP: b.IP.String(), Reason: b.Reason})
 	}

@@ -28,6 +28,8 @@ type Cache struct {
 	pairs    map[string]*pairEntry
 	bundles  map[string]*bundleEntry
 	backends map[types.NamespacedName]*backendEntry
+	// orders holds the sorted names of maps a translation sorts (see sorted_order.go).
+	orders map[string]*orderEntry
 }
 
 // backendEntry is a memoised Backend translation and the last epoch that used it.
@@ -56,7 +58,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: map[types.NamespacedName]*backendEntry{}}
+	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: map[types.NamespacedName]*backendEntry{}, orders: map[string]*orderEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -89,6 +91,11 @@ func (c *Cache) sweep() {
 			delete(c.backends, k)
 		}
 	}
+	for k, e := range c.orders {
+		if e.used+1 < c.epoch {
+			delete(c.orders, k)
+		}
+	}
 }
 
 // backend returns the memoised translation of a Backend, or nil.
@@ -101,6 +108,13 @@ func (c *Cache) backend(n types.NamespacedName, epoch uint64) *backendMemo {
 	}
 	e.used = max(e.used, epoch)
 	return e.memo
+}
+
+// backendCount is the number of Backend translations the Cache holds.
+func (c *Cache) backendCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.backends)
 }
 
 func (c *Cache) storeBackend(n types.NamespacedName, epoch uint64, m *backendMemo) {

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -41,8 +40,8 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	if accepted {
 		t.attachRoutes(g)
 		g.out.Listeners = buildListeners(g)
-		g.out.Clusters = sortedValues(g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
-		g.out.Secrets = sortedValues(g.secrets, func(s ir.Secret) ir.Secret { return s })
+		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
+		g.out.Secrets = sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
 	}
 	t.writeGatewayStatus(g, accepted)
 	return g.out, accepted
@@ -109,18 +108,4 @@ func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
 		st.Listeners = append(st.Listeners, l.status(g.gw.Generation))
 	}
 	t.result.Statuses.Gateways[nameOf(g.gw).String()] = st
-}
-
-// sortedValues returns the map's values ordered by key.
-func sortedValues[V, T any](m map[string]V, value func(V) T) []T {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]T, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, value(m[k]))
-	}
-	return out
 }

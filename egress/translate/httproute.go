@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,12 +15,17 @@ import (
 // attachRoutes attaches every HTTPRoute whose parentRefs name this Gateway and records
 // one RouteParentStatus per such parentRef.
 func (t *translator) attachRoutes(g *gatewayContext) {
+	choices := listenerChoices{}
 	for _, r := range t.routes {
+		key := ""
 		for _, ref := range r.Spec.ParentRefs {
 			if !refersToGateway(ref, r.Namespace, g.gw) {
 				continue
 			}
-			t.addParentStatus(r, t.attachRoute(g, r, ref))
+			if key == "" {
+				key = nameOf(r).String()
+			}
+			t.addParentStatus(key, t.attachRoute(g, choices, r, key, ref))
 		}
 	}
 }
@@ -40,22 +46,22 @@ func refersToGateway(ref gwapiv1.ParentReference, routeNS string, gw *gwapiv1.Ga
 
 // attachRoute attaches one route to the listeners its parentRef selects and returns the
 // parent status. Routes are translated once per parent: a rule's backends are shared.
-func (t *translator) attachRoute(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.ParentReference) gwapiv1.RouteParentStatus {
+// key is the route's "namespace/name".
+func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *gwapiv1.HTTPRoute, key string, ref gwapiv1.ParentReference) gwapiv1.RouteParentStatus {
 	st := gwapiv1.RouteParentStatus{ParentRef: ref, ControllerName: gwapiv1.GatewayController(t.opts.ControllerName)}
 	gen := r.Generation
 	reject := func(reason gwapiv1.RouteConditionReason, msg string) gwapiv1.RouteParentStatus {
 		st.Conditions = []metav1.Condition{condition(string(gwapiv1.RouteConditionAccepted), false, string(reason), msg, gen)}
 		return st
 	}
-	selected := selectListeners(g, ref)
+	selected, allowed := t.chooseListeners(g, choices, ref, r.Namespace)
 	if len(selected) == 0 {
 		return reject(gwapiv1.RouteReasonNoMatchingParent, "no valid listener of the Gateway matches parentRef's sectionName/port")
 	}
-	allowed := t.allowingListeners(selected, r)
 	if len(allowed) == 0 {
 		return reject(gwapiv1.RouteReasonNotAllowedByListeners, "the selected listeners do not allow routes from namespace "+r.Namespace)
 	}
-	rules, resolved, err := t.buildRules(g, r)
+	rules, resolved, err := t.buildRules(g, r, key)
 	if err != nil {
 		return reject(gwapiv1.RouteReasonUnsupportedValue, err.Error())
 	}
@@ -93,10 +99,10 @@ func selectListeners(g *gatewayContext, ref gwapiv1.ParentReference) []*listener
 
 // allowingListeners keeps the listeners whose allowedRoutes admit the route's namespace
 // and the HTTPRoute kind.
-func (t *translator) allowingListeners(ls []*listenerContext, r *gwapiv1.HTTPRoute) []*listenerContext {
+func (t *translator) allowingListeners(ls []*listenerContext, ns string) []*listenerContext {
 	var out []*listenerContext
 	for _, l := range ls {
-		if len(l.supportedKinds) > 0 && t.namespaceAllowed(l, r.Namespace) {
+		if len(l.supportedKinds) > 0 && t.namespaceAllowed(l, ns) {
 			out = append(out, l)
 		}
 	}
@@ -131,11 +137,11 @@ func hostnameStrings(hs []gwapiv1.Hostname) []string {
 }
 
 // buildRules turns the route's rules into IR routes (one per match) and reports how its
-// backendRefs resolved. An unsupported filter refuses the whole route.
-func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute) ([]routeEntry, refStatus, error) {
+// backendRefs resolved. An unsupported filter refuses the whole route. routeName is the
+// route's "namespace/name".
+func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeName string) ([]routeEntry, refStatus, error) {
 	var entries []routeEntry
 	var resolved refStatus
-	routeName := nameOf(r).String()
 	for i, rule := range r.Spec.Rules {
 		base := ir.Route{}
 		if err := applyFilters(&base, rule.Filters); err != nil {
@@ -158,9 +164,8 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute) ([]rout
 	return entries, resolved, nil
 }
 
-// addParentStatus appends a parent status for the route.
-func (t *translator) addParentStatus(r *gwapiv1.HTTPRoute, st gwapiv1.RouteParentStatus) {
-	key := nameOf(r).String()
+// addParentStatus appends a parent status for the route named key ("namespace/name").
+func (t *translator) addParentStatus(key string, st gwapiv1.RouteParentStatus) {
 	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
 }
 
@@ -178,16 +183,25 @@ func (g *gatewayContext) addRoutes(l *listenerContext, domains []string, entries
 
 // withRedirectPort gives redirects that name neither scheme nor port the listener's public
 // port, as Gateway API requires; only the translator knows it (Envoy binds port+10000
-// below 1024 and strips the Host port).
+// below 1024 and strips the Host port). Entries without such a redirect are returned as
+// they are, not copied: callers only append them.
 func withRedirectPort(entries []routeEntry, port gwapiv1.PortNumber) []routeEntry {
+	if !slices.ContainsFunc(entries, needsRedirectPort) {
+		return entries
+	}
 	out := make([]routeEntry, len(entries))
 	for i, e := range entries {
-		if r := e.ir.Redirect; r != nil && r.Scheme == "" && r.Port == 0 {
-			fixed := *r
+		if needsRedirectPort(e) {
+			fixed := *e.ir.Redirect
 			fixed.Port = uint32(port)
 			e.ir.Redirect = &fixed
 		}
 		out[i] = e
 	}
 	return out
+}
+
+func needsRedirectPort(e routeEntry) bool {
+	r := e.ir.Redirect
+	return r != nil && r.Scheme == "" && r.Port == 0
 }

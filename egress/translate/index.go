@@ -27,7 +27,7 @@ type translator struct {
 	gateways       []*gwapiv1.Gateway
 	routes         []*gwapiv1.HTTPRoute
 	grants         []*gwapiv1.ReferenceGrant
-	backends       map[types.NamespacedName]*egressv1alpha1.Backend
+	backends       map[types.NamespacedName]*backendSlot
 	policies       []*gwapiv1.BackendTLSPolicy
 	services       map[types.NamespacedName]*corev1.Service
 	slices         map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
@@ -35,8 +35,6 @@ type translator struct {
 	configMaps     map[types.NamespacedName]*corev1.ConfigMap
 	namespaceLabel map[string]map[string]string
 
-	// backendCache memoises each Backend's translation: it does not depend on the Gateway.
-	backendCache map[types.NamespacedName]*translatedBackend
 	// serviceCache memoises clusters for Services referenced directly by routes.
 	serviceCache map[serviceKey]*translatedService
 	// policyAncestors collects, per BackendTLSPolicy, the Gateways whose routes reach it.
@@ -62,13 +60,11 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 	t := &translator{
 		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(),
 		classes:         map[string]*gwapiv1.GatewayClass{},
-		backends:        make(map[types.NamespacedName]*egressv1alpha1.Backend, nb),
 		services:        make(map[types.NamespacedName]*corev1.Service, len(res.Services)),
 		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		secrets:         make(map[types.NamespacedName]*corev1.Secret, len(res.Secrets)),
 		configMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(res.ConfigMaps)),
 		namespaceLabel:  make(map[string]map[string]string, len(res.Namespaces)),
-		backendCache:    make(map[types.NamespacedName]*translatedBackend, nb),
 		serviceCache:    map[serviceKey]*translatedService{},
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
 		policyConflicts: map[types.NamespacedName]string{},
@@ -95,7 +91,7 @@ func (t *translator) index(res *egress.Resources) {
 	t.grants = pointers(res.ReferenceGrants)
 	t.policies = pointers(res.BackendTLSPolicies)
 	sortObjects(t.policies)
-	indexByName(res.Backends, t.backends)
+	t.backends = indexBackends(res.Backends)
 	indexByName(res.Services, t.services)
 	indexByName(res.Secrets, t.secrets)
 	indexByName(res.ConfigMaps, t.configMaps)

@@ -169,18 +169,35 @@ func (t *translator) read(kind string, ref types.NamespacedName, key string) val
 }
 
 func (t *translator) lookup(kind string, ref types.NamespacedName, key string) valueRead {
-	r := valueRead{kind: kind, ref: ref, key: key}
+	return t.object(kind, ref).read(kind, ref, key)
+}
+
+// heldObject is the Secret or ConfigMap a reference finds, if any.
+type heldObject struct {
+	secret    *corev1.Secret
+	configMap *corev1.ConfigMap
+}
+
+func (t *translator) object(kind string, ref types.NamespacedName) heldObject {
 	switch kind {
 	case "Secret":
-		if s, ok := t.secrets[ref]; ok {
-			r.found, r.secretType = true, s.Type
-			r.value, r.has = secretValue(s, key)
-		}
+		return heldObject{secret: t.secrets[ref]}
 	case "ConfigMap":
-		if cm, ok := t.configMaps[ref]; ok {
-			r.found = true
-			r.value, r.has = configMapValue(cm, key)
-		}
+		return heldObject{configMap: t.configMaps[ref]}
+	}
+	return heldObject{}
+}
+
+// read reads one key of the object found for (kind, ref).
+func (o heldObject) read(kind string, ref types.NamespacedName, key string) valueRead {
+	r := valueRead{kind: kind, ref: ref, key: key}
+	switch {
+	case o.secret != nil:
+		r.found, r.secretType = true, o.secret.Type
+		r.value, r.has = secretValue(o.secret, key)
+	case o.configMap != nil:
+		r.found = true
+		r.value, r.has = configMapValue(o.configMap, key)
 	}
 	return r
 }

@@ -109,38 +109,45 @@ func (st *sorted) reuseFacts(prev *sorted) {
 }
 
 // sortByName orders the resources by name; the builders already hand them over in
-// that order, which is checked first in linear time.
+// that order, which is checked first in linear time, and only then are they sorted.
 func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
-	type named struct {
-		name string
-		r    types.Resource
+	st := sorted{
+		typeURL: typeURL,
+		names:   make([]string, len(rs)),
+		items:   slices.Clone(rs),
+		facts:   make([]*facts, len(rs)),
 	}
-	byName := make([]named, len(rs))
 	for i, r := range rs {
 		if r == nil || !r.ProtoReflect().IsValid() {
 			return sorted{}, fmt.Errorf("%s #%d is nil", kind(typeURL), i)
 		}
-		if byName[i] = (named{cachev3.GetResourceName(r), r}); byName[i].name == "" {
+		if st.names[i] = cachev3.GetResourceName(r); st.names[i] == "" {
 			return sorted{}, fmt.Errorf("%s #%d has no name", kind(typeURL), i)
 		}
 	}
-	byNameOrder := func(a, b named) int { return cmp.Compare(a.name, b.name) }
-	if !slices.IsSortedFunc(byName, byNameOrder) {
-		slices.SortFunc(byName, byNameOrder)
+	if !slices.IsSorted(st.names) {
+		st.sortByName()
 	}
-	st := sorted{
-		typeURL: typeURL,
-		names:   make([]string, len(rs)),
-		items:   make([]types.Resource, len(rs)),
-		facts:   make([]*facts, len(rs)),
-	}
-	for i, n := range byName {
-		if i > 0 && n.name == byName[i-1].name {
-			return sorted{}, fmt.Errorf("two %s resources are named %q", kind(typeURL), n.name)
+	for i := 1; i < len(st.names); i++ {
+		if st.names[i] == st.names[i-1] {
+			return sorted{}, fmt.Errorf("two %s resources are named %q", kind(typeURL), st.names[i])
 		}
-		st.names[i], st.items[i] = n.name, n.r
 	}
 	return st, nil
+}
+
+// sortByName puts names and items in name order, together.
+func (st *sorted) sortByName() {
+	order := make([]int, len(st.names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(st.names[a], st.names[b]) })
+	names, items := make([]string, len(order)), make([]types.Resource, len(order))
+	for i, j := range order {
+		names[i], items[i] = st.names[j], st.items[j]
+	}
+	st.names, st.items = names, items
 }
 
 // parallelFacts learns the facts of rs on every CPU.
@@ -213,25 +220,25 @@ func resourceRefs(r types.Resource) []string {
 	return out
 }
 
-// version hashes the canonical order of type URLs, names and digests.
+// version hashes the canonical order of type URLs, names and digests. The fields go
+// to the hash through a small buffer: a snapshot of ten thousand clusters would
+// otherwise take megabytes to hold before hashing.
 func (a *analysis) version() string {
-	size := 0
-	for _, st := range a.types {
-		size += binary.MaxVarintLen64 + len(st.typeURL)
-		for _, name := range st.names {
-			size += binary.MaxVarintLen64 + len(name) + sha256.Size
-		}
-	}
-	buf := make([]byte, 0, size)
+	h := sha256.New()
+	buf := make([]byte, 0, 8<<10)
 	for _, st := range a.types {
 		buf = appendField(buf, st.typeURL)
 		for i, name := range st.names {
+			if len(buf)+binary.MaxVarintLen64+len(name)+sha256.Size > cap(buf) {
+				h.Write(buf)
+				buf = buf[:0]
+			}
 			buf = appendField(buf, name)
 			buf = append(buf, st.facts[i].digest[:]...)
 		}
 	}
-	sum := sha256.Sum256(buf)
-	return hex.EncodeToString(sum[:])[:versionLength]
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))[:versionLength]
 }
 
 // secretRefs are the secrets the resources fetch by SDS over ADS.

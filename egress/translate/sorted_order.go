@@ -1,0 +1,68 @@
+package translate
+
+import "sort"
+
+// A Gateway's clusters and secrets are collected in maps and returned sorted by name.
+// With ten thousand Backends, sorting their twenty thousand names again on every
+// translation costs more than the rest of putting the Gateway together; yet after one
+// Backend changes the names are those of the last translation. The Cache keeps the
+// sorted names of each such map, and a translation whose map has exactly those names
+// takes their order instead of sorting: the same names have one sorted order, so the
+// output is what sorting gives. One lookup per name tells whether the names are the
+// same (as many as the map has, each in it), and those lookups fetch the values anyway.
+
+// orderEntry is the sorted keys of one map and the last epoch that used them.
+type orderEntry struct {
+	used uint64
+	keys []string // sorted; never modified once stored
+}
+
+// sortedByKey returns the values of m, through value, in the order of their keys. id
+// names the map among those a translation sorts, such as a Gateway's clusters.
+func sortedByKey[V, T any](c *Cache, epoch uint64, id string, m map[string]V, value func(V) T) []T {
+	if keys := c.order(id, epoch); len(keys) == len(m) {
+		if out, ok := valuesInOrder(keys, m, value); ok {
+			return out
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c.storeOrder(id, epoch, keys)
+	out, _ := valuesInOrder(keys, m, value)
+	return out
+}
+
+// valuesInOrder returns the values of keys in m, in that order, or false when a key is
+// not in m.
+func valuesInOrder[V, T any](keys []string, m map[string]V, value func(V) T) ([]T, bool) {
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			return nil, false
+		}
+		out = append(out, value(v))
+	}
+	return out, true
+}
+
+// order returns the sorted keys remembered under id, or nil.
+func (c *Cache) order(id string, epoch uint64) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.orders[id]
+	if !ok {
+		return nil
+	}
+	e.used = max(e.used, epoch)
+	return e.keys
+}
+
+func (c *Cache) storeOrder(id string, epoch uint64, keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.orders[id] = &orderEntry{used: epoch, keys: keys}
+}
