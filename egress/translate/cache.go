@@ -44,6 +44,8 @@ type pairEntry struct {
 	used uint64
 	// invalid is set when the two are not a valid PEM key pair.
 	invalid bool
+	// unsupported says why Envoy would refuse the key although Go parses it.
+	unsupported string
 	// leaf says whether a leaf certificate was parsed; its validity period follows.
 	leaf                bool
 	notBefore, notAfter time.Time

@@ -62,6 +62,9 @@ func pairVerdict(pair pairEntry, now time.Time) error {
 	if pair.invalid {
 		return errors.New("the certificate and private key are not a valid PEM key pair")
 	}
+	if pair.unsupported != "" {
+		return errors.New(pair.unsupported)
+	}
 	if now.IsZero() || !pair.leaf {
 		return nil
 	}
@@ -83,6 +86,7 @@ func parseKeyPair(cert, key []byte) pairEntry {
 	out := pairEntry{key: string(key), leaf: pair.Leaf != nil}
 	if out.leaf {
 		out.notBefore, out.notAfter = pair.Leaf.NotBefore, pair.Leaf.NotAfter
+		out.unsupported = envoyKeySupport(pair.Leaf.PublicKey)
 	}
 	return out
 }
