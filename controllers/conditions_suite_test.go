@@ -29,7 +29,13 @@ const (
 // Secret rotation and robustness. The parts share the world (one manager, one DNS
 // guard) and use their own namespaces.
 func TestOperator(t *testing.T) {
-	w := newWorld(t, func(o *Options) { o.ControllerName = suiteController })
+	w := newWorld(t, func(o *Options) {
+		o.ControllerName = suiteController
+		// The suite's Envoys have no System trust store at this path: a Backend trusting
+		// System CAs is what Envoy rejects in the NACK case (as an Envoy image without
+		// one would); no other case with an Envoy trusts System CAs.
+		o.Envoy.SystemCAFile = missingSystemCA
+	})
 	w.ensure(fmt.Sprintf(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -929,9 +935,13 @@ spec:
 	}}
 }
 
+// missingSystemCA is the System trust store the operator suite configures: a file that
+// does not exist, which Envoy refuses to load.
+const missingSystemCA = "/nonexistent/portcullis-suite/ca-certificates.crt"
+
 // programmedCases need Envoy: a Gateway, its listener and a Backend Programmed once Envoy
-// acknowledged; and Envoy's rejection, with its message, for a cipher suite name the CRD,
-// the translator and the builders accept but BoringSSL does not know.
+// acknowledged; and Envoy's rejection, with its message, for a configuration only Envoy
+// can find wrong (its System trust store file is missing).
 func programmedCases() []conditionCase {
 	return []conditionCase{{
 		name: "Envoy acknowledged: Gateway, listener and Backend are Programmed", ns: "cond-programmed", envoy: true,
@@ -969,15 +979,15 @@ spec:
     type: IP
     ip:
       address: 127.0.0.1
-      tls: {insecureSkipVerify: true, cipherSuites: [NOT-A-CIPHER]}
+      tls: {wellKnownCACertificates: System, serverName: rejected.suite.test}
     ports: [{name: https, port: 9, protocol: HTTPS}]
 ---` + routeYAML("{{.NS}}", "r", "b"),
 		wants: func(ns string) []want {
 			return []want{
 				on("HTTPRoute", ns, "r").at("gw").is("ResolvedRefs=True/ResolvedRefs"),
 				on("Backend", ns, "b").is("Accepted=True/Accepted"),
-				on("Gateway", ns, "gw").is("Programmed=False/Rejected").with("rejected the Cluster configuration", "NOT-A-CIPHER"),
-				on("Backend", ns, "b").is("Programmed=False/Rejected").with(ns+"/gw: ", "NOT-A-CIPHER"),
+				on("Gateway", ns, "gw").is("Programmed=False/Rejected").with("rejected the Cluster configuration", missingSystemCA),
+				on("Backend", ns, "b").is("Programmed=False/Rejected").with(ns+"/gw: ", missingSystemCA),
 			}
 		},
 	}}

@@ -63,13 +63,17 @@ type BackendTLS struct {
 	// +optional
 	MaxVersion *TLSVersion `json:"maxVersion,omitempty"`
 
-	// cipherSuites restricts the TLS 1.2 cipher suites offered, by their OpenSSL/BoringSSL
-	// names (e.g. ECDHE-RSA-AES128-GCM-SHA256). TLS 1.3 suites are not configurable.
+	// cipherSuites restricts the TLS 1.2 cipher suites offered, by their BoringSSL names:
+	// ECDHE-ECDSA-AES128-GCM-SHA256, ECDHE-RSA-AES128-GCM-SHA256,
+	// ECDHE-ECDSA-AES256-GCM-SHA384, ECDHE-RSA-AES256-GCM-SHA384,
+	// ECDHE-ECDSA-CHACHA20-POLY1305, ECDHE-RSA-CHACHA20-POLY1305, ECDHE-ECDSA-AES128-SHA,
+	// ECDHE-RSA-AES128-SHA, ECDHE-ECDSA-AES256-SHA, ECDHE-RSA-AES256-SHA,
+	// AES128-GCM-SHA256, AES256-GCM-SHA384, AES128-SHA, AES256-SHA. Rule words (ALL,
+	// HIGH) and 3DES are refused. TLS 1.3 suites are not configurable.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:MaxLength=64
-	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9_-]+$`
+	// +kubebuilder:validation:MaxItems=14
+	// +kubebuilder:validation:items:Enum=ECDHE-ECDSA-AES128-GCM-SHA256;ECDHE-RSA-AES128-GCM-SHA256;ECDHE-ECDSA-AES256-GCM-SHA384;ECDHE-RSA-AES256-GCM-SHA384;ECDHE-ECDSA-CHACHA20-POLY1305;ECDHE-RSA-CHACHA20-POLY1305;ECDHE-ECDSA-AES128-SHA;ECDHE-RSA-AES128-SHA;ECDHE-ECDSA-AES256-SHA;ECDHE-RSA-AES256-SHA;AES128-GCM-SHA256;AES256-GCM-SHA384;AES128-SHA;AES256-SHA
 	CipherSuites []string `json:"cipherSuites,omitempty"`
 
 	// alpnProtocols are offered in the TLS handshake (e.g. h2, http/1.1). When empty,

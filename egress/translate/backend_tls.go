@@ -88,6 +88,9 @@ func (t *translator) inlineTLS(in tlsInput) (tlsOutcome, *refError) {
 // applyClientParams sets what always comes from the Backend, policy or not: the client
 // certificate, TLS versions, cipher suites and ALPN.
 func (t *translator) applyClientParams(b *egressv1alpha1.Backend, spec *egressv1alpha1.BackendTLS, out *ir.UpstreamTLS, eff *egressv1alpha1.EffectiveTLS) ([]ir.Secret, *refError) {
+	if rerr := checkCipherSuites(spec.CipherSuites); rerr != nil {
+		return nil, rerr
+	}
 	out.CipherSuites, out.ALPN = spec.CipherSuites, spec.ALPNProtocols
 	if spec.MinVersion != nil {
 		out.MinVersion = string(*spec.MinVersion)
