@@ -29,6 +29,7 @@ func (b *builder) forwardRoute(r *ir.Route) (*routev3.Route, error) {
 		return nil, err
 	}
 	applyProtocolNeeds(a, targets)
+	applyTimeouts(a, r.Timeouts)
 	return &routev3.Route{Action: &routev3.Route_Route{Route: a}}, nil
 }
 

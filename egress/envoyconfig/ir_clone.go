@@ -73,7 +73,12 @@ func cloneRoute(r *ir.Route) ir.Route {
 	out.Redirect = clonePtr(r.Redirect, cloneRedirect)
 	out.DirectResponse = clonePtr(r.DirectResponse, copyValue)
 	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
+	out.Timeouts = clonePtr(r.Timeouts, cloneRouteTimeouts)
 	return out
+}
+
+func cloneRouteTimeouts(t *ir.RouteTimeouts) ir.RouteTimeouts {
+	return ir.RouteTimeouts{Request: clonePtr(t.Request, copyValue), BackendRequest: clonePtr(t.BackendRequest, copyValue)}
 }
 
 func cloneURLRewrite(u *ir.URLRewrite) ir.URLRewrite {

@@ -68,7 +68,12 @@ func equalRoute(a, b ir.Route) bool {
 		equalPtr(a.Rewrite, b.Rewrite, equalURLRewrite) &&
 		equalPtr(a.Redirect, b.Redirect, equalRedirect) &&
 		equalPtr(a.DirectResponse, b.DirectResponse, equalValue) &&
-		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight
+		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight &&
+		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts)
+}
+
+func equalRouteTimeouts(a, b *ir.RouteTimeouts) bool {
+	return equalPtr(a.Request, b.Request, equalValue) && equalPtr(a.BackendRequest, b.BackendRequest, equalValue)
 }
 
 func equalRouteMatch(a, b *ir.RouteMatch) bool {

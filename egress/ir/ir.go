@@ -66,6 +66,18 @@ type Route struct {
 	// InvalidWeight is the share of traffic whose backendRef was invalid: it gets HTTP 500
 	// (Gateway API: the matching share of requests fails).
 	InvalidWeight uint32 `json:"invalidWeight,omitempty"`
+	// Timeouts are the rule's HTTPRoute timeouts; nil keeps the protocol's default.
+	Timeouts *RouteTimeouts `json:"timeouts,omitempty"`
+}
+
+// RouteTimeouts bound a request. A nil field is not set; a zero duration turns that
+// timeout off (Gateway API: "0s" disables it).
+type RouteTimeouts struct {
+	// Request bounds the whole request, from the end of the client's request to the end
+	// of the response.
+	Request *time.Duration `json:"request,omitempty"`
+	// BackendRequest bounds each request to the Backend (every attempt).
+	BackendRequest *time.Duration `json:"backendRequest,omitempty"`
 }
 
 // PathMatchType is how a request path is matched.

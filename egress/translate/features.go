@@ -23,6 +23,8 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRoutePathRedirect,
 	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteBackendTimeout,
 }
 
 // supportedFeatureList is the sorted list for GatewayClass status.

@@ -147,6 +147,11 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 		if err := applyFilters(&base, rule.Filters); err != nil {
 			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
 		}
+		timeouts, err := convertTimeouts(rule.Timeouts)
+		if err != nil {
+			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
+		}
+		base.Timeouts = timeouts
 		if err := t.routeBackends(g, r, i, rule, &base, &resolved); err != nil {
 			return nil, resolved, err
 		}

@@ -1,0 +1,30 @@
+package envoyconfig
+
+import (
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// applyTimeouts sets a rule's HTTPRoute timeouts over the protocol's defaults (Envoy's
+// 15 s, none for gRPC and MCP): the user's word wins. Portcullis does not retry, so one
+// request to the Backend is all the upstream work of a request: without a request
+// timeout, the backend request timeout bounds the route as well, so Envoy's 15 s
+// default cannot cut a longer one short. The backend request timeout is also set per
+// try, which starts when Envoy starts sending upstream, as Gateway API defines it.
+// A zero duration turns a timeout off.
+func applyTimeouts(a *routev3.RouteAction, t *ir.RouteTimeouts) {
+	if t == nil {
+		return
+	}
+	switch {
+	case t.Request != nil:
+		a.Timeout = durationpb.New(*t.Request)
+	case t.BackendRequest != nil:
+		a.Timeout = durationpb.New(*t.BackendRequest)
+	}
+	if t.BackendRequest != nil && *t.BackendRequest > 0 {
+		a.RetryPolicy = &routev3.RetryPolicy{PerTryTimeout: durationpb.New(*t.BackendRequest)}
+	}
+}
