@@ -37,7 +37,8 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 		annotations[AnnotationXDSClientHash] = certHash
 	}
 	return appsv1ac.Deployment(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(Labels(gw.Namespace, gw.Name)).
+		WithLabels(objectLabels(gw)).
+		WithAnnotations(objectAnnotations(gw, nil)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(k.opts.Replicas).
@@ -49,8 +50,8 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 					WithMaxUnavailable(intstr.FromInt32(0)).
 					WithMaxSurge(intstr.FromInt32(1)))).
 			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(Labels(gw.Namespace, gw.Name)).
-				WithAnnotations(annotations).
+				WithLabels(objectLabels(gw)).
+				WithAnnotations(objectAnnotations(gw, annotations)).
 				WithSpec(k.podSpec(gw))))
 }
 

@@ -307,7 +307,8 @@ func hash(parts ...[]byte) string {
 
 func (k *Kubernetes) serviceAccount(gw Gateway) *corev1ac.ServiceAccountApplyConfiguration {
 	return corev1ac.ServiceAccount(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(Labels(gw.Namespace, gw.Name)).
+		WithLabels(objectLabels(gw)).
+		WithAnnotations(objectAnnotations(gw, nil)).
 		WithOwnerReferences(ownerReference(gw)).
 		// Envoy never calls the Kubernetes API.
 		WithAutomountServiceAccountToken(false)
@@ -315,7 +316,8 @@ func (k *Kubernetes) serviceAccount(gw Gateway) *corev1ac.ServiceAccountApplyCon
 
 func (k *Kubernetes) configMap(gw Gateway, boot []byte) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(Labels(gw.Namespace, gw.Name)).
+		WithLabels(objectLabels(gw)).
+		WithAnnotations(objectAnnotations(gw, nil)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithData(map[string]string{BootstrapKey: string(boot)})
 }

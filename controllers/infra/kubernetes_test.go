@@ -135,6 +135,13 @@ func containerPortNumbers(dep *appsv1.Deployment) []int32 {
 	return out
 }
 
+// wantObjectLabels are Portcullis' labels plus Gateway API's gateway-name label.
+func wantObjectLabels(ns, name string) map[string]string {
+	l := Labels(ns, name)
+	l["gateway.networking.k8s.io/gateway-name"] = name
+	return l
+}
+
 func testGateway(ns string) Gateway {
 	return Gateway{
 		Name: "egress", Namespace: ns, UID: "3c8f0a52-uid", Generation: 1,
@@ -171,7 +178,7 @@ func TestKubernetesEnsure(t *testing.T) {
 		}},
 		{"every object is labelled for the Gateway and controlled by it", func(t *testing.T) {
 			for _, obj := range objs.list() {
-				if !maps.Equal(obj.GetLabels(), Labels(ns, gw.Name)) {
+				if !maps.Equal(obj.GetLabels(), wantObjectLabels(ns, gw.Name)) {
 					t.Errorf("%T labels = %v", obj, obj.GetLabels())
 				}
 				want := []metav1.OwnerReference{{APIVersion: "gateway.networking.k8s.io/v1", Kind: "Gateway", Name: gw.Name,
@@ -192,7 +199,7 @@ func TestKubernetesEnsure(t *testing.T) {
 		}},
 		{"the Deployment selects exactly its pods", func(t *testing.T) {
 			sel := objs.dep.Spec.Selector.MatchLabels
-			if !maps.Equal(sel, SelectorLabels(ns, gw.Name)) || !maps.Equal(objs.dep.Spec.Template.Labels, Labels(ns, gw.Name)) {
+			if !maps.Equal(sel, SelectorLabels(ns, gw.Name)) || !maps.Equal(objs.dep.Spec.Template.Labels, wantObjectLabels(ns, gw.Name)) {
 				t.Errorf("selector %v, pod labels %v", sel, objs.dep.Spec.Template.Labels)
 			}
 			if r := objs.dep.Spec.Replicas; r == nil || *r != 1 {

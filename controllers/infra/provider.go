@@ -22,6 +22,10 @@ type Gateway struct {
 	UID             types.UID
 	Listeners       []Listener
 	Generation      int64
+	// Labels and Annotations come from spec.infrastructure: the provider puts them on
+	// every object it makes for the Gateway (its own labels win a clash, since
+	// selectors and policies depend on them).
+	Labels, Annotations map[string]string
 }
 
 // Listener is one Gateway listener as far as the infrastructure is concerned.
@@ -45,6 +49,9 @@ type Provider interface {
 // GatewayOf returns the provider's view of a Gateway.
 func GatewayOf(gw *gwapiv1.Gateway) Gateway {
 	out := Gateway{Name: gw.Name, Namespace: gw.Namespace, UID: gw.UID, Generation: gw.Generation}
+	if infra := gw.Spec.Infrastructure; infra != nil {
+		out.Labels, out.Annotations = stringMap(infra.Labels), stringMap(infra.Annotations)
+	}
 	for _, l := range gw.Spec.Listeners {
 		out.Listeners = append(out.Listeners, Listener{
 			Name:      string(l.Name),
@@ -73,3 +80,15 @@ func (g Gateway) validate() error {
 
 // addressType returns a pointer to t, for GatewayStatusAddress.Type.
 func addressType(t gwapiv1.AddressType) *gwapiv1.AddressType { return &t }
+
+// stringMap converts Gateway API's typed label and annotation maps.
+func stringMap[K, V ~string](in map[K]V) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[string(k)] = string(v)
+	}
+	return out
+}

@@ -13,7 +13,8 @@ import (
 // service exposes each public port once, mapped to the Envoy port (80 -> 10080).
 func (k *Kubernetes) service(gw Gateway) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(Labels(gw.Namespace, gw.Name)).
+		WithLabels(objectLabels(gw)).
+		WithAnnotations(objectAnnotations(gw, nil)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(k.opts.ServiceType).

@@ -11,6 +11,7 @@ import (
 // golden files and the real Envoy. Add one only with a test that shows it working.
 var supportedFeatures = []features.FeatureName{
 	features.SupportGateway,
+	features.SupportGatewayInfrastructure,
 	features.SupportHTTPRoute,
 	features.SupportReferenceGrant,
 	features.SupportBackendTLSPolicy,

@@ -71,6 +71,11 @@ func (t *translator) gatewayAccepted(g *gatewayContext) bool {
 			"spec.addresses is not supported: Portcullis assigns the Gateway's address itself; remove spec.addresses")
 		return false
 	}
+	if infra := g.gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {
+		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonInvalidParameters),
+			"spec.infrastructure.parametersRef is not supported: Portcullis takes no Gateway parameters (spec.infrastructure.labels and annotations are applied); remove it")
+		return false
+	}
 	valid := 0
 	for _, l := range g.listeners {
 		if l.valid() {
