@@ -9,6 +9,10 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
+// ReasonUnsupportedValue refuses a Gateway whose spec asks for something Portcullis does
+// not implement (Gateway API defines the reason for routes and listeners only).
+const ReasonUnsupportedValue = "UnsupportedValue"
+
 // gatewayContext is one Gateway being translated.
 type gatewayContext struct {
 	gw         *gwapiv1.Gateway
@@ -69,6 +73,11 @@ func (t *translator) gatewayAccepted(g *gatewayContext) bool {
 	if len(g.gw.Spec.Addresses) > 0 {
 		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonUnsupportedAddress),
 			"spec.addresses is not supported: Portcullis assigns the Gateway's address itself; remove spec.addresses")
+		return false
+	}
+	if tls := g.gw.Spec.TLS; tls != nil && tls.Backend != nil && tls.Backend.ClientCertificateRef != nil {
+		g.setGatewayCondition(false, ReasonUnsupportedValue,
+			"spec.tls.backend.clientCertificateRef is not supported: give each Backend its client certificate (tls.clientCertificate); remove it")
 		return false
 	}
 	if infra := g.gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {

@@ -24,6 +24,10 @@ func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) 
 		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonUnsupportedProtocol), "tls.mode Passthrough is not supported on HTTPS listeners; use Terminate"
 		return
 	}
+	if unsupported := unsupportedListenerTLS(g.gw, tlsCfg); unsupported != "" {
+		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonUnsupportedValue), unsupported
+		return
+	}
 	for i, ref := range tlsCfg.CertificateRefs {
 		secret, rerr := t.listenerCertificate(g.gw, ref)
 		if rerr != nil {
@@ -57,4 +61,17 @@ func (t *translator) listenerCertificate(gw *gwapiv1.Gateway, ref gwapiv1.Secret
 		return ir.Secret{}, newRefError(string(gwapiv1.ListenerReasonRefNotPermitted), "Secret %s is in another namespace and no ReferenceGrant allows it", target)
 	}
 	return t.tlsCertificate(target, "", string(gwapiv1.ListenerReasonInvalidCertificateRef))
+}
+
+// unsupportedListenerTLS names TLS settings of an HTTPS listener that Portcullis does not
+// implement. Serving the listener without them would be less safe than asked (frontend
+// validation requires client certificates), so the listener is not served.
+func unsupportedListenerTLS(gw *gwapiv1.Gateway, tlsCfg *gwapiv1.ListenerTLSConfig) string {
+	if gw.Spec.TLS != nil && gw.Spec.TLS.Frontend != nil {
+		return "spec.tls.frontend (client certificate validation) is not supported, and HTTPS listeners are not served without it; remove it to serve them"
+	}
+	if len(tlsCfg.Options) > 0 {
+		return "tls.options are not supported: Portcullis defines none; remove them"
+	}
+	return ""
 }
