@@ -104,6 +104,7 @@ func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, 
 	if rerr != nil {
 		return ir.WeightedCluster{}, rerr
 	}
+	cluster, secrets = g.withClientCertificate(cluster, secrets)
 	g.clusters[cluster.Name] = cluster
 	for _, s := range secrets {
 		g.secrets[s.Name] = s

@@ -12,6 +12,7 @@ import (
 var supportedFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportGatewayInfrastructure,
+	features.SupportGatewayBackendClientCertificate,
 	features.SupportHTTPRoute,
 	features.SupportReferenceGrant,
 	features.SupportBackendTLSPolicy,

@@ -9,10 +9,6 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// ReasonUnsupportedValue refuses a Gateway whose spec asks for something Portcullis does
-// not implement (Gateway API defines the reason for routes and listeners only).
-const ReasonUnsupportedValue = "UnsupportedValue"
-
 // gatewayContext is one Gateway being translated.
 type gatewayContext struct {
 	gw         *gwapiv1.Gateway
@@ -21,6 +17,9 @@ type gatewayContext struct {
 	out        ir.Gateway
 	secrets    map[string]ir.Secret
 	clusters   map[string]*ir.Cluster // shared between Gateways: never modified
+	// clientCert is spec.tls.backend.clientCertificateRef, resolved: presented to TLS
+	// backends that name no client certificate of their own.
+	clientCert *ir.Secret
 	// hosts collects, per Envoy port, the routes of each Host domain.
 	hosts map[uint32]map[string][]routeEntry
 	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
@@ -42,6 +41,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	markConflicts(g.listeners)
 	accepted := t.gatewayAccepted(g)
 	if accepted {
+		t.gatewayClientCertificate(g)
 		t.attachRoutes(g)
 		g.out.Listeners = buildListeners(g)
 		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
@@ -73,11 +73,6 @@ func (t *translator) gatewayAccepted(g *gatewayContext) bool {
 	if len(g.gw.Spec.Addresses) > 0 {
 		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonUnsupportedAddress),
 			"spec.addresses is not supported: Portcullis assigns the Gateway's address itself; remove spec.addresses")
-		return false
-	}
-	if tls := g.gw.Spec.TLS; tls != nil && tls.Backend != nil && tls.Backend.ClientCertificateRef != nil {
-		g.setGatewayCondition(false, ReasonUnsupportedValue,
-			"spec.tls.backend.clientCertificateRef is not supported: give each Backend its client certificate (tls.clientCertificate); remove it")
 		return false
 	}
 	if infra := g.gw.Spec.Infrastructure; infra != nil && infra.ParametersRef != nil {

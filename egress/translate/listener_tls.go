@@ -42,6 +42,13 @@ func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) 
 }
 
 func (t *translator) listenerCertificate(gw *gwapiv1.Gateway, ref gwapiv1.SecretObjectReference) (ir.Secret, *refError) {
+	return t.gatewaySecretCertificate(gw, ref, string(gwapiv1.ListenerReasonInvalidCertificateRef), string(gwapiv1.ListenerReasonRefNotPermitted))
+}
+
+// gatewaySecretCertificate resolves a certificate a Gateway names: a kubernetes.io/tls
+// Secret, in another namespace only under a ReferenceGrant. The reasons are the
+// caller's condition reasons for an invalid reference and a refused one.
+func (t *translator) gatewaySecretCertificate(gw *gwapiv1.Gateway, ref gwapiv1.SecretObjectReference, invalid, notPermitted string) (ir.Secret, *refError) {
 	group, kind := "", "Secret"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -50,7 +57,7 @@ func (t *translator) listenerCertificate(gw *gwapiv1.Gateway, ref gwapiv1.Secret
 		kind = string(*ref.Kind)
 	}
 	if group != "" || kind != "Secret" {
-		return ir.Secret{}, newRefError(string(gwapiv1.ListenerReasonInvalidCertificateRef), "only core Secrets are supported, not %s/%s", group, kind)
+		return ir.Secret{}, newRefError(invalid, "only core Secrets are supported, not %s/%s", group, kind)
 	}
 	ns := gw.Namespace
 	if ref.Namespace != nil {
@@ -58,9 +65,9 @@ func (t *translator) listenerCertificate(gw *gwapiv1.Gateway, ref gwapiv1.Secret
 	}
 	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
 	if !t.refAllowed(crossRef{gwapiv1.GroupName, "Gateway", gw.Namespace, "", "Secret", ns, string(ref.Name)}) {
-		return ir.Secret{}, newRefError(string(gwapiv1.ListenerReasonRefNotPermitted), "Secret %s is in another namespace and no ReferenceGrant allows it", target)
+		return ir.Secret{}, newRefError(notPermitted, "Secret %s is in another namespace and no ReferenceGrant allows it", target)
 	}
-	return t.tlsCertificate(target, "", string(gwapiv1.ListenerReasonInvalidCertificateRef))
+	return t.tlsCertificate(target, "", invalid)
 }
 
 // unsupportedListenerTLS names TLS settings of an HTTPS listener that Portcullis does not

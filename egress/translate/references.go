@@ -55,6 +55,14 @@ func References(res *egress.Resources) []ObjectRef {
 }
 
 func gatewayReferences(gw *gwapiv1.Gateway, add func(kind, ns, name string)) {
+	if tls := gw.Spec.TLS; tls != nil && tls.Backend != nil && tls.Backend.ClientCertificateRef != nil {
+		ref := tls.Backend.ClientCertificateRef
+		ns := gw.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		add("Secret", ns, string(ref.Name))
+	}
 	for _, l := range gw.Spec.Listeners {
 		if l.TLS == nil {
 			continue
