@@ -1,28 +1,17 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/portcullis-io/portcullis/internal/testpki"
 	"github.com/portcullis-io/portcullis/internal/testupstream"
 )
 
-// gatewayWithClientCertYAML is gatewayYAML with spec.tls.backend.clientCertificateRef.
-const gatewayWithClientCertYAML = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: gw}
-spec:
-  gatewayClassName: portcullis
-  tls:
-    backend:
-      clientCertificateRef: {name: gateway-client}
-  listeners: [{name: http, port: {{.Port}}, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
+// gatewayWithClientCertYAML is gatewayYAML with spec.tls.backend.clientCertificateRef
+// naming the Secret gateway-client.
+var gatewayWithClientCertYAML = strings.Replace(gatewayYAML, "  gatewayClassName: portcullis\n",
+	"  gatewayClassName: portcullis\n  tls:\n    backend:\n      clientCertificateRef: {name: gateway-client}\n", 1) + `
 ---
 apiVersion: v1
 kind: Secret
