@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -21,18 +22,29 @@ type writeQueue struct {
 
 func newWriteQueue(n int) *writeQueue { return &writeQueue{slots: make(chan struct{}, n)} }
 
-// do runs write once a slot is free.
+// do runs write once a slot is free. A panic in write becomes its error: it runs on a
+// goroutine of its own, where controller-runtime's recovery does not reach, and a
+// status write must not take the manager down.
 func (q *writeQueue) do(write func() error) {
 	q.slots <- struct{}{}
 	q.wg.Add(1)
 	go func() {
 		defer func() { <-q.slots; q.wg.Done() }()
-		if err := write(); err != nil {
+		if err := recoverToError(write); err != nil {
 			q.mu.Lock()
 			q.errs = append(q.errs, err)
 			q.mu.Unlock()
 		}
 	}()
+}
+
+func recoverToError(write func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("status write panicked: %v", r)
+		}
+	}()
+	return write()
 }
 
 // wait returns once every write is done, with their errors joined.

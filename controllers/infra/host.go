@@ -34,8 +34,8 @@ type HostOptions struct {
 	XDSAddress string
 	XDSPort    uint32
 	// ListenAddress is the IP the Envoys bind Gateway listeners on (envoyconfig.Options),
-	// reported in the Gateway's status.addresses; loopback when empty or unspecified
-	// (0.0.0.0 and :: are reachable on loopback too).
+	// reported in the Gateway's status.addresses; loopback of its family when empty or
+	// unspecified.
 	ListenAddress string
 	// WorkDir holds one directory per Gateway, <namespace>_<name>, with bootstrap.yaml
 	// and envoy.log.
@@ -148,10 +148,17 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: h.statusAddress()}}, nil
 }
 
-// statusAddress is where clients on this machine reach the Gateway's listeners.
+// statusAddress is where clients on this machine reach the Gateway's listeners: the
+// listen address, or loopback of its family when it is every interface (Envoy binds
+// "::" IPv6-only, so 127.0.0.1 would not reach it).
 func (h *Host) statusAddress() string {
 	ip, err := netip.ParseAddr(h.opts.ListenAddress)
-	if err != nil || ip.IsUnspecified() {
+	switch {
+	case err != nil:
+		return hostLoopback
+	case ip.IsUnspecified() && ip.Is6():
+		return netip.IPv6Loopback().String()
+	case ip.IsUnspecified():
 		return hostLoopback
 	}
 	return ip.String()

@@ -1,6 +1,8 @@
 package envoyconfig
 
 import (
+	"time"
+
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -20,11 +22,24 @@ func applyTimeouts(a *routev3.RouteAction, t *ir.RouteTimeouts) {
 	}
 	switch {
 	case t.Request != nil:
-		a.Timeout = durationpb.New(*t.Request)
+		setRouteTimeout(a, *t.Request)
 	case t.BackendRequest != nil:
-		a.Timeout = durationpb.New(*t.BackendRequest)
+		setRouteTimeout(a, *t.BackendRequest)
 	}
 	if t.BackendRequest != nil && *t.BackendRequest > 0 {
 		a.RetryPolicy = &routev3.RetryPolicy{PerTryTimeout: durationpb.New(*t.BackendRequest)}
 	}
+}
+
+// setRouteTimeout bounds the whole request. A route with max_stream_duration (gRPC
+// routes, which honour the client's grpc-timeout) makes Envoy ignore the route
+// timeout, so there the stream duration carries it, and a client's grpc-timeout may
+// shorten it but not lengthen it.
+func setRouteTimeout(a *routev3.RouteAction, d time.Duration) {
+	a.Timeout = durationpb.New(d)
+	if a.MaxStreamDuration == nil || d == 0 {
+		return
+	}
+	a.MaxStreamDuration.MaxStreamDuration = durationpb.New(d)
+	a.MaxStreamDuration.GrpcTimeoutHeaderMax = durationpb.New(d)
 }

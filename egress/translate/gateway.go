@@ -20,6 +20,8 @@ type gatewayContext struct {
 	// clientCert is spec.tls.backend.clientCertificateRef, resolved: presented to TLS
 	// backends that name no client certificate of their own.
 	clientCert *ir.Secret
+	// clientCertProblem is why spec.tls.backend.clientCertificateRef cannot be used.
+	clientCertProblem *refError
 	// hosts collects, per Envoy port, the routes of each Host domain.
 	hosts map[uint32]map[string][]routeEntry
 	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
@@ -40,8 +42,8 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	}
 	markConflicts(g.listeners)
 	accepted := t.gatewayAccepted(g)
+	t.gatewayClientCertificate(g)
 	if accepted {
-		t.gatewayClientCertificate(g)
 		t.attachRoutes(g)
 		g.out.Listeners = buildListeners(g)
 		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
@@ -112,7 +114,7 @@ func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
 		programmed = condition(string(gwapiv1.GatewayConditionProgrammed), false, string(gwapiv1.GatewayReasonInvalid),
 			"the Gateway is not accepted", g.gw.Generation)
 	}
-	st := &gwapiv1.GatewayStatus{Conditions: setCondition(g.conditions, programmed)}
+	st := &gwapiv1.GatewayStatus{Conditions: setCondition(setCondition(g.conditions, g.resolvedRefsCondition()), programmed)}
 	for _, l := range g.listeners {
 		st.Listeners = append(st.Listeners, l.status(g.gw.Generation))
 	}

@@ -2,7 +2,9 @@ package translate
 
 import (
 	"slices"
+	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -10,9 +12,9 @@ import (
 
 // gatewayClientCertificate resolves spec.tls.backend.clientCertificateRef, the
 // certificate the Gateway presents to TLS backends that name no client certificate of
-// their own (a Backend's tls.clientCertificate stays per destination). The Gateway's
-// ResolvedRefs condition says whether it could be used; without it, such backends get no
-// client certificate, as if none was named.
+// their own (a Backend's tls.clientCertificate stays per destination). A reference that
+// cannot be used is kept for the Gateway's ResolvedRefs condition; such backends then
+// get no client certificate, as if none was named.
 func (t *translator) gatewayClientCertificate(g *gatewayContext) {
 	tls := g.gw.Spec.TLS
 	if tls == nil || tls.Backend == nil || tls.Backend.ClientCertificateRef == nil {
@@ -20,15 +22,32 @@ func (t *translator) gatewayClientCertificate(g *gatewayContext) {
 	}
 	secret, rerr := t.gatewaySecretCertificate(g.gw, *tls.Backend.ClientCertificateRef,
 		string(gwapiv1.GatewayReasonInvalidClientCertificateRef), string(gwapiv1.GatewayReasonRefNotPermitted))
-	resolved := condition(string(gwapiv1.GatewayConditionResolvedRefs), true, string(gwapiv1.GatewayReasonResolvedRefs),
-		"spec.tls.backend.clientCertificateRef resolved", g.gw.Generation)
 	if rerr != nil {
-		resolved = condition(string(gwapiv1.GatewayConditionResolvedRefs), false, rerr.reason,
-			"spec.tls.backend.clientCertificateRef: "+rerr.msg, g.gw.Generation)
-	} else {
-		g.clientCert = &secret
+		g.clientCertProblem = rerr
+		return
 	}
-	g.conditions = setCondition(g.conditions, resolved)
+	g.clientCert = &secret
+}
+
+// resolvedRefsCondition is the Gateway's ResolvedRefs: its own references (the backend
+// client certificate), then a summary of its listeners'. It is always written, so a
+// problem that is fixed does not linger.
+func (g *gatewayContext) resolvedRefsCondition() metav1.Condition {
+	typ, gen := string(gwapiv1.GatewayConditionResolvedRefs), g.gw.Generation
+	if p := g.clientCertProblem; p != nil {
+		return condition(typ, false, p.reason, "spec.tls.backend.clientCertificateRef: "+p.msg, gen)
+	}
+	var unresolved []string
+	for _, l := range g.listeners {
+		if l.refProblem != "" {
+			unresolved = append(unresolved, string(l.spec.Name))
+		}
+	}
+	if len(unresolved) > 0 {
+		return condition(typ, false, string(gwapiv1.GatewayReasonListenersNotResolved),
+			"unresolved references in listener(s) "+strings.Join(unresolved, ", ")+"; see status.listeners", gen)
+	}
+	return condition(typ, true, string(gwapiv1.GatewayReasonResolvedRefs), "all references resolved", gen)
 }
 
 // withClientCertificate gives a TLS cluster without a client certificate the Gateway's.

@@ -10,7 +10,9 @@ import (
 )
 
 // timeoutRoutesYAML sends four hosts to one slow Backend: with a request timeout, with a
-// backend request timeout alone, with "0s" (off), and with no timeouts (Envoy's 15 s).
+// backend request timeout alone, with "0s" (off), and with no timeouts (Envoy's 15 s);
+// and two hosts to the same upstream as a gRPC Backend (h2c), with a request timeout
+// and without (gRPC routes have no default timeout).
 const timeoutRoutesYAML = `
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -18,8 +20,13 @@ kind: HTTPRoute
 metadata: {name: timeouts, namespace: apps}
 spec:
   parentRefs: [{name: egress, namespace: gw}]
-  hostnames: [request.e2e.test, backend.e2e.test, off.e2e.test, default.e2e.test]
+  hostnames: [request.e2e.test, backend.e2e.test, off.e2e.test, default.e2e.test, grpc.e2e.test, grpc-default.e2e.test]
   rules:
+  - matches: [{headers: [{name: host, value: grpc.e2e.test}]}]
+    timeouts: {request: 300ms}
+    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: slow-grpc}]
+  - matches: [{headers: [{name: host, value: grpc-default.e2e.test}]}]
+    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: slow-grpc}]
   - matches: [{headers: [{name: host, value: request.e2e.test}]}]
     timeouts: {request: 300ms}
     backendRefs: [{group: egress.portcullis.io, kind: Backend, name: slow}]
@@ -38,6 +45,15 @@ spec:
   destination:
     type: FQDN
     fqdn: {hostname: slow.e2e.test}
+    ports: [{name: http, port: {{.UpPort}}, protocol: HTTP}]
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: slow-grpc, namespace: apps}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: slow.e2e.test, protocol: {type: GRPC}}
     ports: [{name: http, port: {{.UpPort}}, protocol: HTTP}]
 `
 
@@ -64,6 +80,8 @@ func TestRouteTimeoutsCutASlowBackend(t *testing.T) {
 		{host: "backend.e2e.test", want: http.StatusGatewayTimeout, latest: time.Second},
 		{host: "off.e2e.test", want: http.StatusOK, fastest: 1400 * time.Millisecond, latest: 5 * time.Second},
 		{host: "default.e2e.test", want: http.StatusOK, fastest: 1400 * time.Millisecond, latest: 5 * time.Second},
+		{host: "grpc.e2e.test", want: http.StatusGatewayTimeout, latest: time.Second},
+		{host: "grpc-default.e2e.test", want: http.StatusOK, fastest: 1400 * time.Millisecond, latest: 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.host, tt.header), func(t *testing.T) {
