@@ -38,7 +38,7 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 	}
 	return appsv1ac.Deployment(ResourceName(gw.Name), gw.Namespace).
 		WithLabels(objectLabels(gw)).
-		WithAnnotations(objectAnnotations(gw, nil)).
+		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(k.opts.Replicas).
@@ -50,8 +50,11 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 					WithMaxUnavailable(intstr.FromInt32(0)).
 					WithMaxSurge(intstr.FromInt32(1)))).
 			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(objectLabels(gw)).
-				WithAnnotations(objectAnnotations(gw, annotations)).
+				// spec.infrastructure stays off the pods: a label could make another
+				// NetworkPolicy select them and widen their egress, an annotation could
+				// attach a network or a sidecar that bypasses it.
+				WithLabels(podLabels(gw)).
+				WithAnnotations(annotations).
 				WithSpec(k.podSpec(gw))))
 }
 

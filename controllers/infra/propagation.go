@@ -6,7 +6,7 @@ import "maps"
 // on the resources they make for a Gateway, with the Gateway's name.
 const LabelGatewayAPIName = "gateway.networking.k8s.io/gateway-name"
 
-// objectLabels are the labels of every object made for gw: the Gateway's
+// objectLabels are the labels of every object made for gw (not its pods, see podLabels): the Gateway's
 // spec.infrastructure.labels, then Portcullis' own, which win a clash (the Deployment's
 // selector, the Service and the NetworkPolicies find Envoy pods by them), and Gateway
 // API's gateway-name label. The latter is not among Labels, which decide what
@@ -21,16 +21,14 @@ func objectLabels(gw Gateway) map[string]string {
 	return out
 }
 
-// objectAnnotations are spec.infrastructure.annotations with ours on top (nil when
-// neither has any).
-func objectAnnotations(gw Gateway, ours map[string]string) map[string]string {
-	if len(gw.Annotations) == 0 && len(ours) == 0 {
-		return nil
-	}
-	out := maps.Clone(gw.Annotations)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, ours)
-	return out
+// podLabels are the Envoy pods' labels: Portcullis' own and the gateway-name label,
+// never spec.infrastructure's.
+func podLabels(gw Gateway) map[string]string {
+	l := Labels(gw.Namespace, gw.Name)
+	l[LabelGatewayAPIName] = LabelValue(gw.Name)
+	return l
 }
+
+// objectAnnotations are spec.infrastructure.annotations (nil when there are none);
+// Portcullis sets no annotation on these objects, only on the pods.
+func objectAnnotations(gw Gateway) map[string]string { return maps.Clone(gw.Annotations) }

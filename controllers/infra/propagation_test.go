@@ -10,8 +10,9 @@ import (
 )
 
 // TestKubernetesPropagatesInfrastructure: spec.infrastructure labels and annotations
-// reach every object made for the Gateway and the Envoy pods; Portcullis' own labels
-// and annotations win a clash; a label dropped from the Gateway leaves the objects.
+// reach every object made for the Gateway, with Portcullis' own winning a clash, but
+// not the Envoy pods (a label could make another NetworkPolicy select them, an
+// annotation attach a network or sidecar); a label dropped from the Gateway leaves.
 func TestKubernetesPropagatesInfrastructure(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -19,24 +20,14 @@ func TestKubernetesPropagatesInfrastructure(t *testing.T) {
 	k := newKubernetes(t, certs)
 	gw := testGateway(ns)
 	gw.Labels = map[string]string{"team": "payments", "app.kubernetes.io/name": "hijack"}
-	gw.Annotations = map[string]string{"example.com/owner": "platform", AnnotationBootstrapHash: "hijack"}
+	gw.Annotations = map[string]string{"example.com/owner": "platform", "k8s.v1.cni.cncf.io/networks": "bypass"}
 	if _, err := k.Ensure(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
 	objs := readObjects(t, ns, gw.Name)
-	wantLabels := maps.Clone(Labels(ns, gw.Name))
+	wantLabels := wantObjectLabels(ns, gw.Name)
 	wantLabels["team"] = "payments"
-	wantLabels[LabelGatewayAPIName] = gw.Name
-	type meta interface {
-		GetLabels() map[string]string
-		GetAnnotations() map[string]string
-	}
-	var all []meta
 	for _, obj := range objs.list() {
-		all = append(all, obj)
-	}
-	all = append(all, &objs.dep.Spec.Template) // the Envoy pods
-	for _, obj := range all {
 		if !maps.Equal(obj.GetLabels(), wantLabels) {
 			t.Errorf("%T labels = %v, want %v", obj, obj.GetLabels(), wantLabels)
 		}
@@ -44,8 +35,14 @@ func TestKubernetesPropagatesInfrastructure(t *testing.T) {
 			t.Errorf("%T annotation example.com/owner = %q, want platform", obj, got)
 		}
 	}
-	if got := objs.dep.Spec.Template.Annotations[AnnotationBootstrapHash]; got == "hijack" || got == "" {
-		t.Errorf("pod bootstrap hash annotation = %q; Portcullis' value must win", got)
+	pod := objs.dep.Spec.Template
+	if !maps.Equal(pod.Labels, wantObjectLabels(ns, gw.Name)) {
+		t.Errorf("pod labels = %v, want only Portcullis' %v", pod.Labels, wantObjectLabels(ns, gw.Name))
+	}
+	for _, key := range []string{"example.com/owner", "k8s.v1.cni.cncf.io/networks"} {
+		if v, ok := pod.Annotations[key]; ok {
+			t.Errorf("pod annotation %s = %q; spec.infrastructure must stay off the pods", key, v)
+		}
 	}
 
 	gw.Labels = nil

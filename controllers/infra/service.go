@@ -14,7 +14,7 @@ import (
 func (k *Kubernetes) service(gw Gateway) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(ResourceName(gw.Name), gw.Namespace).
 		WithLabels(objectLabels(gw)).
-		WithAnnotations(objectAnnotations(gw, nil)).
+		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(k.opts.ServiceType).
