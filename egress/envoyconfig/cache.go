@@ -94,7 +94,8 @@ func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
 	b.prev, b.next = memo, memo
 	r, err := b.resources()
 	if err != nil {
-		c.store(gw.Name, memo) // what it holds still pairs messages with their IR
+		// The memo now holds this build's messages, validated or not: dropping it keeps
+		// the next build of the same IR failing as a cold one would (it starts cold).
 		return Resources{}, err
 	}
 	memo.prune(b)

@@ -61,6 +61,9 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 				return fmt.Errorf("rules[%d].backendRefs[%d].filters: type %s is not supported on a backendRef; only RequestHeaderModifier is", ruleIdx, i, f.Type)
 			}
 			wc.RequestHeaders = headerMutation(f.RequestHeaderModifier)
+			if err := checkHeaderMutation(wc.RequestHeaders); err != nil {
+				return fmt.Errorf("rules[%d].backendRefs[%d].filters.requestHeaderModifier: %v", ruleIdx, i, err)
+			}
 		}
 		out.Backends = append(out.Backends, wc)
 	}

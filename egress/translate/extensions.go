@@ -64,6 +64,9 @@ var extensionSpecs = map[string]extensionSpec{
 			for i := range m.Add {
 				m.Add[i].Name = strings.ToLower(m.Add[i].Name)
 			}
+			if err := checkHeaderMutation(&m); err != nil {
+				return err
+			}
 			c.RequestHeaders = &m
 			return nil
 		},
