@@ -16,8 +16,7 @@ func objectLabels(gw Gateway) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	maps.Copy(out, Labels(gw.Namespace, gw.Name))
-	out[LabelGatewayAPIName] = LabelValue(gw.Name)
+	maps.Copy(out, podLabels(gw))
 	return out
 }
 
