@@ -12,6 +12,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/portcullis-io/portcullis/controllers/xdscerts"
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
 )
 
 // Security settings of the Envoy pods: an unprivileged user that owns no file of the
@@ -94,6 +95,7 @@ func (k *Kubernetes) container(gw Gateway) *corev1ac.ContainerApplyConfiguration
 			// Pods are replaced, never hot restarted; no shared memory is needed.
 			"--disable-hot-restart",
 		).
+		WithArgs(bootstrap.LogArgs()...).
 		WithEnv(corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(
 			corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name")))).
 		WithPorts(containerPorts(gw)...).

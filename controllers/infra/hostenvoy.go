@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
 )
 
 // stableAfter is how long an Envoy must have run for the restart backoff to start over.
@@ -30,6 +32,10 @@ type hostEnvoy struct {
 	done    chan struct{}
 	once    sync.Once
 }
+
+// AuditLogFile is the file, in each Gateway's work directory, that receives the
+// Gateway's audit log on a host (in a pod it is the container's standard output).
+const AuditLogFile = "audit.log"
 
 // start writes the bootstrap and starts supervising. It fails only if Envoy cannot be
 // started at all (e.g. a wrong binary path); later failures are retried.
@@ -57,6 +63,13 @@ func (e *hostEnvoy) launch() (<-chan error, error) {
 	if err != nil {
 		return nil, fmt.Errorf("infra: Envoy log: %w", err)
 	}
+	// The audit log is Envoy's standard output (one JSON line per request), kept apart
+	// from Envoy's own log.
+	auditFile, err := os.OpenFile(filepath.Join(e.dir, AuditLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("infra: Envoy audit log: %w", err)
+	}
 	fmt.Fprintf(logFile, "--- portcullis: starting Envoy for %s at %s\n", e.gateway, time.Now().Format(time.RFC3339))
 	args := []string{
 		"-c", filepath.Join(e.dir, "bootstrap.yaml"),
@@ -67,24 +80,27 @@ func (e *hostEnvoy) launch() (<-chan error, error) {
 		// it turns hot restart off: no base ID is needed, nothing is left behind.
 		"--disable-hot-restart",
 	}
+	args = append(args, bootstrap.LogArgs()...)
 	if o.Concurrency > 0 {
 		args = append(args, "--concurrency", strconv.Itoa(o.Concurrency))
 	}
 	cmd := exec.Command(o.EnvoyBinary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Stdout, cmd.Stderr = auditFile, logFile
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
+		auditFile.Close()
 		return nil, fmt.Errorf("infra: start Envoy for %s: %w", e.gateway, err)
 	}
 	e.mu.Lock()
 	e.cmd = cmd
 	e.mu.Unlock()
-	o.Log.Info("Envoy started", "gateway", e.gateway, "pid", cmd.Process.Pid, "adminPort", e.adminPort, "log", logFile.Name())
+	o.Log.Info("Envoy started", "gateway", e.gateway, "pid", cmd.Process.Pid, "adminPort", e.adminPort, "log", logFile.Name(), "auditLog", auditFile.Name())
 	exited := make(chan error, 1)
 	go func() {
 		err := cmd.Wait()
 		logFile.Close()
+		auditFile.Close()
 		exited <- err
 	}()
 	return exited, nil

@@ -52,6 +52,8 @@ type builder struct {
 	static   bool
 	clusters map[string]*ir.Cluster
 	secrets  map[string]*ir.Secret
+	// tables are the route tables of every listener (routeTables), built once.
+	tables []ir.Listener
 	// prev is the Gateway's last build, whose messages may be reused; next collects this
 	// build for the Cache. Both are nil when building without a Cache.
 	prev, next *gatewayMemo
@@ -96,6 +98,17 @@ func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
 	return b, nil
 }
 
+// routeTables returns the route tables of every listener, each as a listener value.
+func (b *builder) routeTables() []ir.Listener {
+	if b.tables == nil {
+		b.tables = make([]ir.Listener, 0, len(b.gw.Listeners))
+		for i := range b.gw.Listeners {
+			b.tables = append(b.tables, routeTables(&b.gw.Listeners[i])...)
+		}
+	}
+	return b.tables
+}
+
 // resources builds every resource type, then sorts and validates them so that a broken
 // IR surfaces here as an error rather than as a NACK from every Envoy of the fleet.
 // Messages reused from the last build were validated then; only fresh ones are now.
@@ -105,7 +118,7 @@ func (b *builder) resources() (Resources, error) {
 	if r.Listeners, fresh.Listeners, err = buildAll(b.gw.Listeners, b.cachedListener); err != nil {
 		return Resources{}, err
 	}
-	if r.Routes, fresh.Routes, err = buildAll(b.gw.Listeners, b.cachedRoutes); err != nil {
+	if r.Routes, fresh.Routes, err = buildAll(b.routeTables(), b.cachedRoutes); err != nil {
 		return Resources{}, err
 	}
 	if r.Clusters, fresh.Clusters, err = buildAll(b.gw.Clusters, b.cachedCluster); err != nil {

@@ -163,12 +163,18 @@ func newGatewayMemo(opts Options, gw *ir.Gateway) *gatewayMemo {
 // its entry, so when a map has as many entries as the IR has resources of its kind there
 // is nothing to drop and nothing to look up.
 func (m *gatewayMemo) prune(b *builder) {
-	if len(m.listeners) != len(b.gw.Listeners) || len(m.routes) != len(b.gw.Listeners) {
+	if len(m.listeners) != len(b.gw.Listeners) {
 		names := make(map[string]bool, len(b.gw.Listeners))
 		for _, l := range b.gw.Listeners {
 			names[l.Name] = true
 		}
 		pruneMissing(m.listeners, names)
+	}
+	if tables := b.routeTables(); len(m.routes) != len(tables) {
+		names := make(map[string]bool, len(tables))
+		for _, t := range tables {
+			names[t.Name] = true
+		}
 		pruneMissing(m.routes, names)
 	}
 	if len(m.clusters) != len(b.clusters) {

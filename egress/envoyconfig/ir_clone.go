@@ -46,7 +46,15 @@ func cloneSecret(s *ir.Secret) *ir.Secret {
 // cloneListenerHead copies what the listener resource is built from, without the
 // virtual hosts.
 func cloneListenerHead(l *ir.Listener) *ir.Listener {
-	return &ir.Listener{Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS)}
+	return &ir.Listener{
+		Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS),
+		Isolated: l.Isolated, AccessLog: l.AccessLog, Callers: slices.Clone(l.Callers),
+		Tenants: cloneEach(l.Tenants, cloneTenant),
+	}
+}
+
+func cloneTenant(t *ir.Tenant) ir.Tenant {
+	return ir.Tenant{Namespace: t.Namespace, VirtualHosts: cloneEach(t.VirtualHosts, cloneVirtualHost)}
 }
 
 func cloneListener(l *ir.Listener) *ir.Listener {

@@ -44,9 +44,18 @@ func equalSecret(a, b *ir.Secret) bool {
 }
 
 // equalListenerHead compares what the listener resource is built from over xDS: not
-// its virtual hosts, which go to the route configuration.
+// its shared virtual hosts, which go to the route configuration. It compares the
+// tenants' tables whole although the listener needs only their namespaces: a change
+// there then rebuilds an equal listener, which Envoy ignores; comparing less would need
+// a proof that nothing else of them reaches the listener.
 func equalListenerHead(a, b *ir.Listener) bool {
-	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS)
+	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS) &&
+		a.Isolated == b.Isolated && a.AccessLog == b.AccessLog && slices.Equal(a.Callers, b.Callers) &&
+		slices.EqualFunc(a.Tenants, b.Tenants, equalTenant)
+}
+
+func equalTenant(a, b ir.Tenant) bool {
+	return a.Namespace == b.Namespace && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost)
 }
 
 func equalListener(a, b *ir.Listener) bool {

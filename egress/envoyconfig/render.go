@@ -4,17 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 
+	xdsmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	rbacconfigv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
+	streamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	credentialinjectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
 	headermutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
+	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	upstreamcodecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
+	networkinputsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/common_inputs/network/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,6 +39,13 @@ var Resolver = func() *protoregistry.Types {
 		&credentialinjectorv3.CredentialInjector{},
 		&genericv3.Generic{},
 		&upstreamcodecv3.UpstreamCodec{},
+		&rbacv3.RBAC{},
+		&rbacv3.RBACPerRoute{},
+		&rbacconfigv3.Action{},
+		&streamv3.StdoutAccessLog{},
+		&networkinputsv3.SourceIPInput{},
+		&xdsmatcherv3.IPMatcher{},
+		&wrapperspb.StringValue{},
 	} {
 		if err := types.RegisterMessage(m.ProtoReflect().Type()); err != nil {
 			panic(err)

@@ -22,9 +22,17 @@ func (b *builder) routeConfiguration(l *ir.Listener) (*routev3.RouteConfiguratio
 	if err != nil {
 		return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
 	}
+	if vhosts, err = withCatchAll(vhosts, l.Isolated); err != nil {
+		return nil, err
+	}
+	identity, err := identityConfig(l.Callers)
+	if err != nil {
+		return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
+	}
 	return &routev3.RouteConfiguration{
-		Name:         l.Name,
-		VirtualHosts: vhosts,
+		Name:                 l.Name,
+		VirtualHosts:         vhosts,
+		TypedPerFilterConfig: identity,
 		// A route may name the reserved invalid-backend cluster on purpose (its share gets
 		// 500). Inline route tables are validated against the cluster manager by default,
 		// which would reject the static bootstrap; RDS tables are not. Say so explicitly.
@@ -76,6 +84,9 @@ func (b listenerRoutes) route(r *ir.Route) (*routev3.Route, error) {
 		return nil, fmt.Errorf("route %q: %w", r.Name, err)
 	}
 	out.Name = r.Name
+	if out.Metadata, err = auditMetadata(httpRouteOf(r.Name), DecisionAllowed); err != nil {
+		return nil, fmt.Errorf("route %q: %w", r.Name, err)
+	}
 	if err := setRequestHeaders(out, r.RequestHeaders); err != nil {
 		return nil, fmt.Errorf("route %q: %w", r.Name, err)
 	}

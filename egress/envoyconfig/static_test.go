@@ -44,14 +44,24 @@ func checkStaticListeners(t *testing.T, static, xds, routes map[string]map[strin
 		t.Fatalf("static has %d listeners, xDS %d", len(static), len(xds))
 	}
 	for name, sl := range static {
-		shcm := hcmOf(t, sl)
-		inline, _ := shcm["route_config"].(map[string]any)
-		if !reflect.DeepEqual(inline, routes[name]) {
-			t.Errorf("listener %s: inline route config differs from RDS route config %q:\n%v\n%v", name, name, inline, routes[name])
-		}
-		delete(shcm, "route_config")
 		xl := xds[name]
-		delete(hcmOf(t, xl), "rds")
+		shcms, xhcms := hcmsOf(t, sl), hcmsOf(t, xl)
+		if len(shcms) != len(xhcms) {
+			t.Fatalf("listener %s: %d filter chains static, %d xDS", name, len(shcms), len(xhcms))
+		}
+		for i, xhcm := range xhcms {
+			rds, _ := xhcm["rds"].(map[string]any)
+			if rds == nil {
+				continue // an inline table in both
+			}
+			table, _ := rds["route_config_name"].(string)
+			inline, _ := shcms[i]["route_config"].(map[string]any)
+			if !reflect.DeepEqual(inline, routes[table]) {
+				t.Errorf("listener %s chain %d: inline route config differs from RDS route config %q:\n%v\n%v", name, i, table, inline, routes[table])
+			}
+			delete(shcms[i], "route_config")
+			delete(xhcm, "rds")
+		}
 		stripKey(xl, "sds_config")
 		if !reflect.DeepEqual(sl, xl) {
 			t.Errorf("listener %s differs beyond route and secret delivery:\n%v\n%v", name, sl, xl)
@@ -114,9 +124,18 @@ func checkSDSOverADS(t *testing.T, res Resources, gw ir.Gateway) {
 
 func hcmOf(t *testing.T, listener map[string]any) map[string]any {
 	t.Helper()
-	chains := listener["filter_chains"].([]any)
-	filters := chains[0].(map[string]any)["filters"].([]any)
-	return filters[0].(map[string]any)["typed_config"].(map[string]any)
+	return hcmsOf(t, listener)[0]
+}
+
+// hcmsOf returns the connection manager of every filter chain, in order.
+func hcmsOf(t *testing.T, listener map[string]any) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, c := range listener["filter_chains"].([]any) {
+		filters := c.(map[string]any)["filters"].([]any)
+		out = append(out, filters[0].(map[string]any)["typed_config"].(map[string]any))
+	}
+	return out
 }
 
 func endpointsByCluster(t *testing.T, res Resources) map[string]map[string]any {

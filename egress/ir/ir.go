@@ -31,7 +31,39 @@ type Listener struct {
 	// TLS terminates TLS from clients; nil for plaintext HTTP.
 	TLS *ListenerTLS `json:"tls,omitempty"`
 	// VirtualHosts route by Host header. Their route configuration is named after the listener.
+	// On an isolated listener they serve only unrestricted callers (see Caller).
 	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"`
+	// Isolated serves each caller only the routes of its own namespace and the routes
+	// that admit it (Tenants); a caller Envoy cannot identify gets 403.
+	Isolated bool `json:"isolated,omitempty"`
+	// Tenants are the route tables of an isolated listener, one per caller namespace
+	// that has routes, sorted by namespace.
+	Tenants []Tenant `json:"tenants,omitempty"`
+	// Callers are the source addresses Envoy knows, sorted by prefix. The translator
+	// fills them from Pods; the reconciler replaces them when only Pods changed.
+	Callers []Caller `json:"callers,omitempty"`
+	// AccessLog writes one JSON line per request (the audit log).
+	AccessLog bool `json:"accessLog,omitempty"`
+}
+
+// Tenant is the route table of callers from one namespace.
+type Tenant struct {
+	Namespace string `json:"namespace"`
+	// VirtualHosts hold the routes of Namespace and the routes whose namespace admits
+	// it, in the same precedence order as the listener's shared table.
+	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"`
+}
+
+// Caller is a source address and who sends from it: a pod's IP, or a range of
+// unrestricted callers (local mode's own machine) that see every route.
+type Caller struct {
+	// Prefix is an address range in CIDR form, "10.244.0.7/32" for a pod.
+	Prefix         string `json:"prefix"`
+	Namespace      string `json:"namespace,omitempty"`
+	Pod            string `json:"pod,omitempty"`
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// Unrestricted callers are served the listener's shared table (VirtualHosts).
+	Unrestricted bool `json:"unrestricted,omitempty"`
 }
 
 // ListenerTLS is downstream TLS. Envoy picks the certificate by SNI among them.

@@ -80,7 +80,7 @@ func Start(t testing.TB, cfg Config) *Envoy {
 		"--base-id", strconv.FormatUint(uint64(uniqueBaseID()), 10),
 		"--log-level", logLevel,
 		"--concurrency", "1",
-	}, cfg.Args...)
+	}, append(bootstrap.LogArgs(), cfg.Args...)...)
 	e.cmd = exec.Command(bin, args...)
 	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
 	if err := e.cmd.Start(); err != nil {

@@ -1,0 +1,113 @@
+package envoyconfig
+
+import (
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// What a request that no route serves gets: 403 on an isolated listener (the caller
+// may not go there, whether or not another tenant may), 404 otherwise (Gateway API's
+// answer when nothing matches). The body is the decision, so whoever sees it knows why
+// without reading Envoy's logs; it names no route and no other tenant.
+const (
+	deniedStatus  = 403
+	noRouteStatus = 404
+)
+
+// catchAllHost is the virtual host that answers for every Host no other one serves.
+const catchAllHost = "*"
+
+// withCatchAll appends to every virtual host a last route answering what its routes
+// do not match, and adds a "*" virtual host when the table has none.
+func withCatchAll(vhosts []*routev3.VirtualHost, isolated bool) ([]*routev3.VirtualHost, error) {
+	status, decision := noRouteStatus, DecisionNoRoute
+	if isolated {
+		status, decision = deniedStatus, DecisionNoRouteForCaller
+	}
+	hasStar := false
+	for _, vh := range vhosts {
+		hasStar = hasStar || containsString(vh.Domains, catchAllHost)
+		r, err := denyRoute(status, decision)
+		if err != nil {
+			return nil, err
+		}
+		vh.Routes = append(vh.Routes, r)
+	}
+	if hasStar {
+		return vhosts, nil
+	}
+	r, err := denyRoute(status, decision)
+	if err != nil {
+		return nil, err
+	}
+	return append(vhosts, &routev3.VirtualHost{Name: "no-route", Domains: []string{catchAllHost}, Routes: []*routev3.Route{r}}), nil
+}
+
+// denyTable is an inline route configuration that answers every request with 403 and
+// the decision, identifying its callers for the audit log.
+func denyTable(name, decision string, callers []ir.Caller) (*routev3.RouteConfiguration, error) {
+	r, err := denyRoute(deniedStatus, decision)
+	if err != nil {
+		return nil, err
+	}
+	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: []*routev3.VirtualHost{{Name: "deny", Domains: []string{catchAllHost}, Routes: []*routev3.Route{r}}}}
+	if rc.TypedPerFilterConfig, err = identityConfig(callers); err != nil {
+		return nil, err
+	}
+	return rc, nil
+}
+
+// denyRoute answers every path with status and the decision as a one-line body.
+func denyRoute(status int, decision string) (*routev3.Route, error) {
+	meta, err := auditMetadata("", decision)
+	if err != nil {
+		return nil, err
+	}
+	return &routev3.Route{
+		Name:     "portcullis/" + strings.ReplaceAll(strings.ReplaceAll(decision, ": ", "/"), " ", "-"),
+		Match:    &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
+		Metadata: meta,
+		Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{
+			Status: uint32(status),
+			Body:   &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: decision + "\n"}},
+		}},
+	}, nil
+}
+
+// auditMetadata is what a route tells the audit log: the HTTPRoute ("namespace/name",
+// empty for Portcullis' own routes) and the decision.
+func auditMetadata(route, decision string) (*corev3.Metadata, error) {
+	fields := map[string]any{metaDecision: decision}
+	if route != "" {
+		fields[metaRoute] = route
+	}
+	s, err := structpb.NewStruct(fields)
+	if err != nil {
+		return nil, err
+	}
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{portcullisMeta: s}}, nil
+}
+
+// httpRouteOf is the "namespace/name" of the HTTPRoute an IR route came from (its name
+// is "<namespace>/<name>/rule/<i>/match/<j>").
+func httpRouteOf(routeName string) string {
+	parts := strings.SplitN(routeName, "/", 3)
+	if len(parts) < 2 {
+		return routeName
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

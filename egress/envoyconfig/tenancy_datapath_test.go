@@ -1,0 +1,246 @@
+package envoyconfig
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
+	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/internal/testenv"
+)
+
+// Callers of the tenancy data-path test, by loopback source address.
+const (
+	callerA        = "127.0.0.11" // team-a/client-a
+	callerB        = "127.0.0.12" // team-b/client-b
+	callerNoRoutes = "127.0.0.13" // team-c/idle: a known pod whose namespace has no route
+	callerUnknown  = "127.0.0.14" // no pod
+	callerHost     = "127.0.0.1"  // unrestricted
+)
+
+// tenancyGateway is a listener isolating team-a and team-b, who both route
+// api.example.com, each to its own upstream.
+func tenancyGateway(port uint32, a, b *httptest.Server) ir.Gateway {
+	route := func(ns string) ir.Route {
+		return ir.Route{Name: ns + "/api/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/"},
+			Backends: []ir.WeightedCluster{{Cluster: "backend/" + ns + "/api/80", Weight: 1}}}
+	}
+	host := func(routes ...ir.Route) []ir.VirtualHost {
+		return []ir.VirtualHost{{Name: "api", Domains: []string{"api.example.com"}, Routes: routes}}
+	}
+	cluster := func(ns string, s *httptest.Server) ir.Cluster {
+		addr := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
+		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}}}
+	}
+	return ir.Gateway{
+		Name: "egress-gateway/egress",
+		Listeners: []ir.Listener{{
+			Name: "http", Port: port, Isolated: true, AccessLog: true,
+			VirtualHosts: host(route("team-a"), route("team-b")),
+			Tenants:      []ir.Tenant{{Namespace: "team-a", VirtualHosts: host(route("team-a"))}, {Namespace: "team-b", VirtualHosts: host(route("team-b"))}},
+			Callers: []ir.Caller{
+				{Prefix: callerHost + "/32", Unrestricted: true},
+				{Prefix: callerA + "/32", Namespace: "team-a", Pod: "client-a", ServiceAccount: "sa-a"},
+				{Prefix: callerB + "/32", Namespace: "team-b", Pod: "client-b", ServiceAccount: "sa-b"},
+				{Prefix: callerNoRoutes + "/32", Namespace: "team-c", Pod: "idle", ServiceAccount: "default"},
+			},
+		}},
+		Clusters: []ir.Cluster{cluster("team-a", a), cluster("team-b", b)},
+	}
+}
+
+// TestTenantIsolationDataPath proves the isolated listener with a real Envoy: each
+// caller reaches only its own namespace's route for a hostname both tenants use,
+// callers without a route or identity get 403 naming the reason, the unrestricted
+// caller gets the shared table, and the audit log names who called what.
+func TestTenantIsolationDataPath(t *testing.T) {
+	envoy := testenv.EnvoyBinary(t)
+	a, b := httptest.NewServer(echoHandler("a")), httptest.NewServer(echoHandler("b"))
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	port := freePort(t)
+	bs, err := Static(tenancyGateway(port, a, b), Options{}, freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := protojson.Marshal(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := runEnvoyAudit(t, envoy, writeFile(t, "bootstrap.json", j))
+	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	waitReady(t, base+"/")
+
+	tests := []struct {
+		name, from, host string
+		wantStatus       int
+		wantBody         string // the upstream's name, or the start of the body
+	}{
+		{"team-a reaches its own route", callerA, "api.example.com", 200, `"upstream":"a"`},
+		{"team-b reaches its own route for the same hostname", callerB, "api.example.com", 200, `"upstream":"b"`},
+		{"a hostname team-a has no route for is refused", callerA, "other.example.com", 403, "denied: no route for caller\n"},
+		{"a pod whose namespace has no route is refused", callerNoRoutes, "api.example.com", 403, "denied: no route for caller\n"},
+		{"an address no pod holds is refused", callerUnknown, "api.example.com", 403, "denied: unknown caller\n"},
+		{"the unrestricted caller gets the shared table", callerHost, "api.example.com", 200, `"upstream":"a"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := getFrom(t, tc.from, base+"/x", tc.host)
+			if status != tc.wantStatus || !strings.Contains(string(body), tc.wantBody) {
+				t.Fatalf("from %s Host %s: %d %q, want %d with %q", tc.from, tc.host, status, body, tc.wantStatus, tc.wantBody)
+			}
+		})
+	}
+
+	lines := audit.waitFor(t, len(tests)+1) // and waitReady's request
+	wantAudit := []struct {
+		from, decision string
+		fields         map[string]string
+	}{
+		{callerA, "allowed", map[string]string{"caller.namespace": "team-a", "caller.pod": "client-a", "caller.serviceAccount": "sa-a", "route": "team-a/api", "responseCode": "200", "gateway": "egress-gateway/egress", "listener": "http", "log": auditLogVersion}},
+		{callerA, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-a", "route": "", "upstream": "", "responseCode": "403"}},
+		{callerB, "allowed", map[string]string{"caller.namespace": "team-b", "caller.pod": "client-b", "caller.serviceAccount": "sa-b", "route": "team-b/api"}},
+		{callerNoRoutes, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-c", "caller.pod": "idle", "responseCode": "403", "upstream": ""}},
+		{callerUnknown, DecisionUnknownCaller, map[string]string{"caller.namespace": "unknown", "caller.pod": "unknown", "caller.serviceAccount": "unknown", "responseCode": "403"}},
+		{callerHost, "allowed", map[string]string{"caller.namespace": "(host)", "route": "team-a/api"}},
+	}
+	for _, w := range wantAudit {
+		line := audit.find(t, lines, w.from, w.decision)
+		for path, want := range w.fields {
+			if got := field(line, path); got != want {
+				t.Errorf("audit line of %s (%s): %s = %q, want %q\n%v", w.from, w.decision, path, got, want, line)
+			}
+		}
+	}
+	if got := field(audit.find(t, lines, callerA, DecisionAllowed), "upstream"); !strings.HasPrefix(got, "127.0.0.1:") {
+		t.Errorf("audit line of %s: upstream = %q, want the address dialled", callerA, got)
+	}
+}
+
+// getFrom sends a GET from a given loopback source address.
+func getFrom(t *testing.T, from, rawURL, host string) (int, []byte) {
+	t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s from %s: %v", rawURL, from, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// auditLines collects the JSON lines Envoy writes on standard output.
+type auditLines struct {
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (a *auditLines) waitFor(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		a.mu.Lock()
+		got := append([]map[string]any(nil), a.lines...)
+		a.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("Envoy wrote fewer than %d audit lines within 10s", n)
+	return nil
+}
+
+// find is the first audit line of a caller address with a decision.
+func (a *auditLines) find(t *testing.T, lines []map[string]any, from, decision string) map[string]any {
+	t.Helper()
+	for _, l := range lines {
+		if field(l, "caller.address") == from && field(l, "decision") == decision {
+			return l
+		}
+	}
+	t.Fatalf("no audit line from %s with decision %q", from, decision)
+	return nil
+}
+
+// field reads a dotted path of an audit line as a string; absent or null is "".
+func field(line map[string]any, path string) string {
+	var v any = line
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[k]
+	}
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// runEnvoyAudit starts Envoy and parses every JSON line of its standard output.
+func runEnvoyAudit(t *testing.T, envoy, bootstrapPath string) *auditLines {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var errLog bytes.Buffer
+	cmd := exec.CommandContext(ctx, envoy, "-c", bootstrapPath, "--disable-hot-restart", "--concurrency", "1", "--log-level", "warn")
+	cmd.Args = append(cmd.Args, bootstrap.LogArgs()...)
+	cmd.Stderr = &errLog
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := &auditLines{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				a.mu.Lock()
+				a.lines = append(a.lines, line)
+				a.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		<-done
+		if t.Failed() {
+			t.Logf("Envoy log:\n%s", errLog.String())
+			a.mu.Lock()
+			t.Logf("audit lines: %v", a.lines)
+			a.mu.Unlock()
+		}
+	})
+	return a
+}
