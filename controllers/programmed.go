@@ -59,6 +59,15 @@ func (l *versionLogs) record(gateway, version string, c versionContent) {
 
 func (l versionLogs) forget(gateway string) { delete(l, gateway) }
 
+// latest is what the version published last for a Gateway carries; nil before any.
+func (l versionLogs) latest(gateway string) *versionContent {
+	entries := l[gateway]
+	if len(entries) == 0 {
+		return nil
+	}
+	return &entries[len(entries)-1].content
+}
+
 func (l versionLogs) find(gateway, version string) *versionContent {
 	for i := range l[gateway] {
 		if l[gateway][i].version == version {

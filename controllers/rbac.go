@@ -7,6 +7,8 @@ package controllers
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants;backendtlspolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=egress.portcullis.io,resources=backends,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services;namespaces,verbs=get;list;watch
+// Pods are the callers of isolated Gateways (only their identity and IPs are kept):
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 //
 // Statuses the translator computes:

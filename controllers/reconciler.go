@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type Options struct {
 	Metrics prometheus.Registerer
 	// Clock is the time source of status transition times (time.Now when nil).
 	Clock func() time.Time
+	// Unrestricted are source ranges served every route of isolated Gateways (local
+	// mode's own machine, --unrestricted-caller); none by default.
+	Unrestricted []netip.Prefix
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -75,13 +79,18 @@ type Reconciler struct {
 	// warned holds the warnings already emitted, so each becomes one Event, not one per
 	// reconcile.
 	warned map[translate.Warning]bool
+	// callers is the caller table last published (callers.go).
+	callers []ir.Caller
 }
 
 // reconcileKey is the single work item every event maps to.
 var reconcileKey = ctrl.Request{NamespacedName: types.NamespacedName{Name: "portcullis"}}
 
 // Reconcile gathers, translates, publishes, provisions and writes statuses.
-func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req == callersKey {
+		return r.reconcileCallers(ctx)
+	}
 	start := time.Now()
 	res, err := r.gather.gather(ctx)
 	if err != nil {
@@ -89,7 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	}
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
-		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock()})
+		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
+		Unrestricted: r.opts.Unrestricted})
+	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)
@@ -109,6 +120,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 	problems := map[string]error{}
 	for _, desired := range result.Gateways {
 		gw, held := r.stage(desired)
+		gw = translate.WithCallers(gw, r.callers) // staging may bring back older listeners
 		obj := gateways[gw.Name]
 		if err := r.widenEnvoyEgress(ctx, gw, obj); err != nil {
 			problems[gw.Name] = fmt.Errorf("the Envoy egress NetworkPolicy could not be written, so the new configuration was not sent: %w", err)

@@ -55,9 +55,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	})
 	// Our own status writes change resourceVersion but not generation: ignore them.
 	specOnly := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	// Gateways and classes also carry settings in annotations (tenant isolation, access log).
+	specOrSettings := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
 	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
-		Watches(&gwapiv1.GatewayClass{}, all, specOnly).
-		Watches(&gwapiv1.Gateway{}, all, specOnly).
+		Watches(&gwapiv1.GatewayClass{}, all, specOrSettings).
+		Watches(&gwapiv1.Gateway{}, all, specOrSettings).
 		Watches(&gwapiv1.HTTPRoute{}, all, specOnly).
 		Watches(&gwapiv1.ReferenceGrant{}, all).
 		Watches(&gwapiv1.BackendTLSPolicy{}, all, specOnly).
@@ -65,6 +67,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&corev1.Service{}, all).
 		Watches(&discoveryv1.EndpointSlice{}, all).
 		Watches(&corev1.Namespace{}, all).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+			return []reconcile.Request{callersKey}
+		}), builder.WithPredicates(callerChanged)).
 		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
 		WatchesMetadata(&corev1.Secret{}, all).
 		WatchesMetadata(&corev1.ConfigMap{}, all).

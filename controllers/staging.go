@@ -119,12 +119,20 @@ func existingRouteGetsNewCluster(last, desired ir.Gateway) bool {
 	return found
 }
 
+// forEachRoute calls f for every route of every route table: the shared one and each
+// tenant's (a route a tenant table shares with another is seen more than once).
 func forEachRoute(gw ir.Gateway, f func(ir.Route)) {
-	for _, l := range gw.Listeners {
-		for _, vh := range l.VirtualHosts {
+	visit := func(vhs []ir.VirtualHost) {
+		for _, vh := range vhs {
 			for _, rt := range vh.Routes {
 				f(rt)
 			}
+		}
+	}
+	for _, l := range gw.Listeners {
+		visit(l.VirtualHosts)
+		for _, t := range l.Tenants {
+			visit(t.VirtualHosts)
 		}
 	}
 }

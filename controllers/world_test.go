@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -116,7 +117,10 @@ func newWorld(t *testing.T, opts ...func(*Options)) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{ControllerName: egress.ControllerName, XDS: w.xds, DNS: store, AddressPolicy: policy}
+	// Tests call through Envoy from 127.0.0.1, like a user of local mode: an
+	// unrestricted caller. Tenants get other loopback addresses (tenancy_test.go).
+	o := Options{ControllerName: egress.ControllerName, XDS: w.xds, DNS: store, AddressPolicy: policy,
+		Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -56,6 +56,8 @@ func (r *Resources) add(doc []byte) error {
 		return appendStrict(doc, &r.Secrets)
 	case "ConfigMap":
 		return appendStrict(doc, &r.ConfigMaps)
+	case "Pod":
+		return appendStrict(doc, &r.Pods)
 	case "Namespace":
 		return appendStrict(doc, &r.Namespaces)
 	case "List":
@@ -97,7 +99,7 @@ func appendStrict[T any](doc []byte, into *[]T) error {
 }
 
 // Kinds lists the kinds Load accepts, for error messages and docs.
-var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace"}
+var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace", "Pod"}
 
 // isEmptyDocument reports whether a YAML document holds nothing but comments and blanks.
 func isEmptyDocument(doc []byte) bool {

@@ -51,7 +51,7 @@ metadata: {name: r, namespace: apps}
 		},
 		{name: "a kind translation does not read is an error naming it", input: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", wantErr: `document 1: kind "Deployment" (apiVersion "apps/v1") is not an input of translation`},
 		{name: "a misspelt field is an error, not silently dropped", input: "apiVersion: egress.portcullis.io/v1alpha1\nkind: Backend\nmetadata: {name: x}\nspec: {destinaton: {}}\n", wantErr: `unknown field "destinaton"`},
-		{name: "the document number is given for a later error", input: "apiVersion: v1\nkind: Secret\nmetadata: {name: ok}\n---\nkind: Pod\napiVersion: v1\n", wantErr: "document 2:"},
+		{name: "the document number is given for a later error", input: "apiVersion: v1\nkind: Secret\nmetadata: {name: ok}\n---\nkind: DaemonSet\napiVersion: apps/v1\n", wantErr: "document 2:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

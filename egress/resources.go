@@ -29,6 +29,9 @@ type Resources struct {
 	Secrets            []corev1.Secret             `json:"secrets,omitempty"`
 	ConfigMaps         []corev1.ConfigMap          `json:"configMaps,omitempty"`
 	Namespaces         []corev1.Namespace          `json:"namespaces,omitempty"`
+	// Pods are the callers of isolated Gateways: only their namespace, name,
+	// ServiceAccount, phase and IPs matter (the manager watches no more of them).
+	Pods []corev1.Pod `json:"pods,omitempty"`
 }
 
 // DeepCopy returns an independent copy, so a snapshot handed to the translator cannot
@@ -49,6 +52,7 @@ func (r *Resources) DeepCopy() *Resources {
 		Secrets:            copyAll(r.Secrets, (*corev1.Secret).DeepCopy),
 		ConfigMaps:         copyAll(r.ConfigMaps, (*corev1.ConfigMap).DeepCopy),
 		Namespaces:         copyAll(r.Namespaces, (*corev1.Namespace).DeepCopy),
+		Pods:               copyAll(r.Pods, (*corev1.Pod).DeepCopy),
 	}
 }
 

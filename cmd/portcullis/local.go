@@ -36,6 +36,10 @@ var localManagerDefaults = map[string]string{
 	"metrics-bind-address":      "127.0.0.1:18080",
 	"health-probe-bind-address": "127.0.0.1:18081",
 	"namespace":                 "portcullis-system",
+	// The machine's own processes (curl from a terminal) call from loopback: they are
+	// the owner of this control plane, served every route. Pods of the local API server
+	// given other loopback addresses (127.0.0.11, …) are tenants like in a cluster.
+	"unrestricted-callers": "127.0.0.1/32,::1/128",
 }
 
 func registerLocalFlags(fs *flag.FlagSet) *localFlags {

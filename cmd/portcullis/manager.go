@@ -11,14 +11,17 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -51,6 +54,7 @@ type managerFlags struct {
 	hostListenAddress      string
 	systemCAFile           string
 	managerPodLabels       string
+	unrestrictedCallers    string
 	guard                  dnsguard.Config
 }
 
@@ -69,8 +73,25 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
 	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "trust store Envoy uses for Backends that trust the System CAs")
 	fs.StringVar(&f.managerPodLabels, "manager-pod-labels", controllers.DefaultManagerPodLabels, "labels of the manager pods, which each Gateway's Envoy egress NetworkPolicy allows xDS traffic to (kubernetes provider)")
+	fs.StringVar(&f.unrestrictedCallers, "unrestricted-callers", "", "comma-separated CIDRs whose callers are served every route of an isolated Gateway, whatever their namespace (local mode: this machine's loopback addresses); none by default")
 	f.guard.RegisterFlags(fs)
 	return f
+}
+
+// unrestricted parses --unrestricted-callers.
+func (f *managerFlags) unrestricted() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range strings.Split(f.unrestrictedCallers, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("--unrestricted-callers %q: want CIDRs such as 127.0.0.1/32, separated by commas", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 func (f *managerFlags) validate() error {
@@ -89,6 +110,9 @@ func (f *managerFlags) validate() error {
 	}
 	if _, err := labels.ConvertSelectorToLabelsMap(f.managerPodLabels); err != nil || f.managerPodLabels == "" {
 		errs = append(errs, fmt.Errorf("--manager-pod-labels %q: want key=value pairs separated by commas", f.managerPodLabels))
+	}
+	if _, err := f.unrestricted(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := f.guard.Validate(); err != nil {
 		errs = append(errs, err)
@@ -148,6 +172,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "portcullis-manager.portcullis.io",
 		LeaderElectionNamespace: f.namespace,
+		Cache:                   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}},
 	})
 	if err != nil {
 		return err
@@ -167,10 +192,11 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	if err := mgr.Add(runnable(func(ctx context.Context) error { return store.Run(ctx) })); err != nil {
 		return err
 	}
+	unrestricted, _ := f.unrestricted() // validated
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
-		Metrics: ctrlmetrics.Registry,
+		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted,
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err

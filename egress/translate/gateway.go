@@ -26,6 +26,10 @@ type gatewayContext struct {
 	hosts map[uint32]map[string][]routeEntry
 	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
 	refs int
+	// isolated serves each caller only its namespace's routes (tenancy.go);
+	// isolationProblem is a bad isolation setting, reported (isolation stays on).
+	isolated         bool
+	isolationProblem string
 }
 
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
@@ -37,6 +41,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 		secrets: make(map[string]ir.Secret, 2*refs), clusters: make(map[string]*ir.Cluster, refs),
 		hosts: map[uint32]map[string][]routeEntry{}, refs: refs,
 	}
+	g.isolated, g.isolationProblem = isolation(gw, t.classes[string(gw.Spec.GatewayClassName)])
 	for i := range gw.Spec.Listeners {
 		g.listeners = append(g.listeners, t.validateListener(g, &gw.Spec.Listeners[i]))
 	}
@@ -45,7 +50,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	t.gatewayClientCertificate(g)
 	if accepted {
 		t.attachRoutes(g)
-		g.out.Listeners = buildListeners(g)
+		g.out.Listeners = t.buildListeners(g)
 		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
 		g.out.Secrets = sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
 	}
@@ -114,7 +119,8 @@ func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
 		programmed = condition(string(gwapiv1.GatewayConditionProgrammed), false, string(gwapiv1.GatewayReasonInvalid),
 			"the Gateway is not accepted", g.gw.Generation)
 	}
-	st := &gwapiv1.GatewayStatus{Conditions: setCondition(setCondition(g.conditions, g.resolvedRefsCondition()), programmed)}
+	conds := setCondition(setCondition(g.conditions, g.resolvedRefsCondition()), programmed)
+	st := &gwapiv1.GatewayStatus{Conditions: setCondition(conds, isolationCondition(g, g.out.Listeners))}
 	for _, l := range g.listeners {
 		st.Listeners = append(st.Listeners, l.status(g.gw.Generation))
 	}

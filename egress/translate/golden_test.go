@@ -32,6 +32,8 @@ type testInput struct {
 	DeniedCIDRs []string         `json:"deniedCIDRs"`
 	// Now is the translation time (default: 2027-01-01, inside the test certificates' life).
 	Now time.Time `json:"now"`
+	// Unrestricted are the unrestricted caller ranges (local mode's host).
+	Unrestricted []string `json:"unrestricted"`
 }
 
 // prefixPolicy refuses addresses inside any of its prefixes.
@@ -120,7 +122,11 @@ func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addre
 	if now.IsZero() {
 		now = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	return res, ti.Addresses, Options{AddressPolicy: policy, Now: now}
+	var unrestricted []netip.Prefix
+	for _, u := range ti.Unrestricted {
+		unrestricted = append(unrestricted, netip.MustParsePrefix(u))
+	}
+	return res, ti.Addresses, Options{AddressPolicy: policy, Now: now, Unrestricted: unrestricted}
 }
 
 func pemFile(t *testing.T) func(string) string {

@@ -41,6 +41,8 @@ type translator struct {
 	policyAncestors map[types.NamespacedName]map[types.NamespacedName]bool
 	// policyConflicts holds, per losing policy, the message naming the winner.
 	policyConflicts map[types.NamespacedName]string
+	// callersOfRoute memoises routeCallers.
+	callersOfRoute map[*gwapiv1.HTTPRoute][]string
 
 	result Result
 }
@@ -68,6 +70,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 		serviceCache:    map[serviceKey]*translatedService{},
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
 		policyConflicts: map[types.NamespacedName]string{},
+		callersOfRoute:  map[*gwapiv1.HTTPRoute][]string{},
 		result: Result{Statuses: Statuses{
 			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},

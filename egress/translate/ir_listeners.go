@@ -12,9 +12,10 @@ import (
 )
 
 // buildListeners makes one IR listener per Envoy port from the valid Gateway listeners,
-// with one virtual host per Host domain holding its routes in precedence order. The
+// with one virtual host per Host domain holding its routes in precedence order, and,
+// when the Gateway isolates tenants, one such table per caller namespace. The
 // certificates of the HTTPS listeners it serves join the Gateway's secrets here.
-func buildListeners(g *gatewayContext) []ir.Listener {
+func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 	byPort := map[uint32]*ir.Listener{}
 	for _, l := range g.listeners {
 		if !l.valid() {
@@ -38,6 +39,14 @@ func buildListeners(g *gatewayContext) []ir.Listener {
 	var listeners []ir.Listener
 	for port, l := range byPort {
 		l.VirtualHosts = virtualHosts(port, g.hosts[port])
+		l.AccessLog = accessLogOn(g.gw)
+		if g.isolated {
+			l.Isolated = true
+			l.Tenants = t.tenantTables(port, g.hosts[port])
+			if len(t.opts.Unrestricted) == 0 {
+				l.VirtualHosts = nil // served to unrestricted callers only
+			}
+		}
 		listeners = append(listeners, *l)
 	}
 	sort.Slice(listeners, func(i, j int) bool { return listeners[i].Port < listeners[j].Port })

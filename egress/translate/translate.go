@@ -6,8 +6,11 @@
 package translate
 
 import (
+	"net/netip"
 	"sort"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -25,6 +28,10 @@ type Options struct {
 	// Cache memoises certificate parsing across translations (a process-wide Cache when
 	// nil). It changes how fast translation is, never what it returns.
 	Cache *Cache
+	// Unrestricted are source ranges served every route of an isolated Gateway (local
+	// mode's own machine); none in a cluster. Isolated listeners keep their shared
+	// route table only for them.
+	Unrestricted []netip.Prefix
 }
 
 // Result is the output of one translation.
@@ -65,9 +72,20 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 			t.result.Gateways = append(t.result.Gateways, g)
 		}
 	}
+	callers := Callers(podsOf(res), opts.Unrestricted)
+	for i := range t.result.Gateways {
+		t.result.Gateways[i] = WithCallers(t.result.Gateways[i], callers)
+	}
 	t.finishBackendStatuses()
 	t.finishPolicyStatuses()
 	t.cache.sweep()
 	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
 	return t.result
+}
+
+func podsOf(res *egress.Resources) []corev1.Pod {
+	if res == nil {
+		return nil
+	}
+	return res.Pods
 }

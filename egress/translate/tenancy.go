@@ -1,0 +1,250 @@
+package translate
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// Tenant isolation (DESIGN.md section 11). On a Gateway that isolates tenants, a caller
+// is served only the HTTPRoutes of its own namespace and the HTTPRoutes whose namespace
+// admits it with a ReferenceGrant from Pods of the caller's namespace:
+//
+//	kind: ReferenceGrant
+//	metadata: {namespace: team-b}          # the route's namespace decides
+//	spec:
+//	  from: [{group: "", kind: Pod, namespace: team-a}]
+//	  to:   [{group: gateway.networking.k8s.io, kind: HTTPRoute}]   # or one route by name
+//
+// Two namespaces may then route the same hostname, each to its own Backend, and neither
+// can capture the other's callers. Isolation is on unless the Gateway (or, for all its
+// Gateways, the GatewayClass) says otherwise with the TenantIsolationAnnotation.
+const (
+	// TenantIsolationAnnotation, "on" or "off", turns isolation on or off for a Gateway;
+	// on a GatewayClass it sets the default of its Gateways.
+	TenantIsolationAnnotation = "portcullis.io/tenant-isolation"
+	// AccessLogAnnotation "off" on a Gateway turns its audit log off.
+	AccessLogAnnotation = "portcullis.io/access-log"
+	// ConditionTenantIsolation is the Gateway condition that says whether and how the
+	// Gateway isolates tenants, and which namespaces each listener serves.
+	ConditionTenantIsolation = "portcullis.io/TenantIsolation"
+	// Reasons of ConditionTenantIsolation.
+	ReasonIsolated        = "Isolated"
+	ReasonIsolationOff    = "Disabled"
+	ReasonInvalidSetting  = "InvalidSetting"
+	callerGrantKind       = "Pod"
+	maxNamespacesInStatus = 20
+)
+
+// isolation decides whether a Gateway isolates tenants: its own annotation, else its
+// class's, else on. A value other than "on" or "off" keeps isolation on (closed) and is
+// reported, naming the annotation and where it was found.
+func isolation(gw *gwapiv1.Gateway, class *gwapiv1.GatewayClass) (on bool, problem string) {
+	for _, src := range []struct {
+		what string
+		ann  map[string]string
+	}{{"Gateway", gw.Annotations}, {"GatewayClass", classAnnotations(class)}} {
+		v, set := src.ann[TenantIsolationAnnotation]
+		if !set {
+			continue
+		}
+		switch v {
+		case "on":
+			return true, ""
+		case "off":
+			return false, ""
+		}
+		return true, fmt.Sprintf("%s annotation %s is %q; use \"on\" or \"off\" (isolation stays on)", src.what, TenantIsolationAnnotation, v)
+	}
+	return true, ""
+}
+
+func classAnnotations(c *gwapiv1.GatewayClass) map[string]string {
+	if c == nil {
+		return nil
+	}
+	return c.Annotations
+}
+
+// accessLogOn tells whether a Gateway writes the audit log: yes unless it says "off".
+func accessLogOn(gw *gwapiv1.Gateway) bool { return gw.Annotations[AccessLogAnnotation] != "off" }
+
+// tenantTables builds, for one Envoy port, the route table of every caller namespace:
+// the routes of that namespace and those admitting it, per Host domain, in the same
+// precedence as the shared table.
+func (t *translator) tenantTables(port uint32, hosts map[string][]routeEntry) []ir.Tenant {
+	byNS := map[string]map[string][]routeEntry{}
+	for d, entries := range hosts {
+		for _, e := range entries {
+			for _, ns := range t.routeCallers(e.route) {
+				if byNS[ns] == nil {
+					byNS[ns] = map[string][]routeEntry{}
+				}
+				byNS[ns][d] = append(byNS[ns][d], e)
+			}
+		}
+	}
+	namespaces := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	out := make([]ir.Tenant, 0, len(namespaces))
+	for _, ns := range namespaces {
+		out = append(out, ir.Tenant{Namespace: ns, VirtualHosts: virtualHosts(port, byNS[ns])})
+	}
+	return out
+}
+
+// routeCallers lists the caller namespaces a route serves: its own, then those its
+// namespace admits by ReferenceGrant, sorted. It is remembered per route.
+func (t *translator) routeCallers(r *gwapiv1.HTTPRoute) []string {
+	if got, ok := t.callersOfRoute[r]; ok {
+		return got
+	}
+	seen := map[string]bool{r.Namespace: true}
+	out := []string{r.Namespace}
+	for _, g := range t.grants {
+		if g.Namespace != r.Namespace {
+			continue
+		}
+		for _, f := range g.Spec.From {
+			ns := string(f.Namespace)
+			if f.Group != "" || string(f.Kind) != callerGrantKind || seen[ns] {
+				continue
+			}
+			if grantAllows(g, crossRef{fromKind: callerGrantKind, fromNamespace: ns, toGroup: gwapiv1.GroupName, toKind: "HTTPRoute", toNamespace: r.Namespace, toName: r.Name}) {
+				seen[ns] = true
+				out = append(out, ns)
+			}
+		}
+	}
+	sort.Strings(out[1:])
+	t.callersOfRoute[r] = out
+	return out
+}
+
+// isolationCondition is the Gateway's ConditionTenantIsolation: whether it isolates,
+// and the namespaces whose callers each Envoy listener serves.
+func isolationCondition(g *gatewayContext, listeners []ir.Listener) metav1.Condition {
+	gen := g.gw.Generation
+	if !g.isolated {
+		return condition(ConditionTenantIsolation, false, ReasonIsolationOff,
+			"tenant isolation is off ("+TenantIsolationAnnotation+": off): every caller that reaches the Gateway may use every route", gen)
+	}
+	reason, msg := ReasonIsolated, "each caller is served only the routes of its own namespace and of namespaces that admit it by ReferenceGrant; others get 403"
+	if g.isolationProblem != "" {
+		reason, msg = ReasonInvalidSetting, g.isolationProblem+"; "+msg
+	}
+	var parts []string
+	for _, l := range listeners {
+		parts = append(parts, fmt.Sprintf("port %d serves callers from %s", publicPort(l.Port), namespaceList(l.Tenants)))
+	}
+	if len(parts) > 0 {
+		msg += ". " + strings.Join(parts, "; ")
+	}
+	return condition(ConditionTenantIsolation, true, reason, msg, gen)
+}
+
+// publicPort is the Gateway port of an Envoy port (EnvoyPort's inverse).
+func publicPort(envoyPort uint32) uint32 {
+	if envoyPort >= privilegedPortOffset && envoyPort < privilegedPortOffset+1024 {
+		return envoyPort - privilegedPortOffset
+	}
+	return envoyPort
+}
+
+// namespaceList names the tenants of a listener, at most maxNamespacesInStatus of them.
+func namespaceList(tenants []ir.Tenant) string {
+	if len(tenants) == 0 {
+		return "no namespace (no route is attached)"
+	}
+	names := make([]string, 0, len(tenants))
+	for i, t := range tenants {
+		if i == maxNamespacesInStatus {
+			names = append(names, fmt.Sprintf("and %d more", len(tenants)-i))
+			break
+		}
+		names = append(names, t.Namespace)
+	}
+	return "namespaces " + strings.Join(names, ", ")
+}
+
+// Callers lists the source addresses a Gateway's Envoys know, sorted by prefix: every
+// running pod's IPs with its namespace, name and ServiceAccount, and the unrestricted
+// prefixes. A pod's addresses give it no identity once it is terminating or finished
+// (the kubelet may hand them to a new pod as soon as its sandbox is gone), nor when it
+// shares the node's network, and an address two pods claim at once identifies
+// neither: closed, not a guess.
+func Callers(pods []corev1.Pod, unrestricted []netip.Prefix) []ir.Caller {
+	byAddr := map[netip.Addr][]*corev1.Pod{}
+	for i := range pods {
+		p := &pods[i]
+		if !holdsAddresses(p) {
+			continue
+		}
+		for _, ip := range podAddrs(p) {
+			byAddr[ip] = append(byAddr[ip], p)
+		}
+	}
+	out := make([]ir.Caller, 0, len(byAddr)+len(unrestricted))
+	for addr, claimants := range byAddr {
+		if len(claimants) != 1 {
+			continue
+		}
+		p := claimants[0]
+		out = append(out, ir.Caller{Prefix: netip.PrefixFrom(addr, addr.BitLen()).String(), Namespace: p.Namespace, Pod: p.Name, ServiceAccount: serviceAccountOf(p)})
+	}
+	for _, pfx := range unrestricted {
+		out = append(out, ir.Caller{Prefix: pfx.Masked().String(), Unrestricted: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Prefix < out[j].Prefix })
+	return out
+}
+
+// holdsAddresses tells whether a pod's IPs still belong to it.
+func holdsAddresses(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && !p.Spec.HostNetwork &&
+		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+func podAddrs(p *corev1.Pod) []netip.Addr {
+	var out []netip.Addr
+	for _, ip := range p.Status.PodIPs {
+		if a, err := netip.ParseAddr(ip.IP); err == nil {
+			out = append(out, a.Unmap())
+		}
+	}
+	if len(out) == 0 && p.Status.PodIP != "" {
+		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
+}
+
+func serviceAccountOf(p *corev1.Pod) string {
+	if p.Spec.ServiceAccountName == "" {
+		return "default"
+	}
+	return p.Spec.ServiceAccountName
+}
+
+// WithCallers returns gw with callers on every listener (the listeners are copied;
+// the rest is shared).
+func WithCallers(gw ir.Gateway, callers []ir.Caller) ir.Gateway {
+	ls := make([]ir.Listener, len(gw.Listeners))
+	copy(ls, gw.Listeners)
+	for i := range ls {
+		ls[i].Callers = callers
+	}
+	gw.Listeners = ls
+	return gw
+}
