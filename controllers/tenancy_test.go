@@ -23,26 +23,29 @@ import (
 
 // Tenants of the isolation test, by the loopback address their pod holds.
 const (
-	podA      = "127.0.0.11" // team-a/client
-	podB      = "127.0.0.12" // team-b/client
+	podA      = "127.0.0.11" // tenant-a/client
+	podB      = "127.0.0.12" // tenant-b/client
 	noPod     = "127.0.0.99"
 	hostAddr  = "127.0.0.1" // unrestricted: the machine itself
-	teamToken = "team-b-secret-token-7f3a"
+	teamToken = "tenant-b-secret-token-7f3a"
 )
 
 // TestTenantIsolationThroughTheManager drives isolation end to end: Pods in the API
 // with loopback IPs, the manager, a real Envoy, clients bound to those addresses.
 func TestTenantIsolationThroughTheManager(t *testing.T) {
-	w := startWorld(t)
+	w := newWorld(t)
+	w.port = xdstest.FreePort(t)
+	w.envoy = w.startEnvoy("tenancy-gw/egress")
 	upA := testupstream.Start(t, testupstream.Options{Name: "a"})
 	upB := testupstream.Start(t, testupstream.Options{Name: "b"})
 	for _, name := range []string{"api.a.test", "api.b.test"} {
 		w.dns.Set(name, name+". 60 IN A 127.0.0.1")
 	}
 	w.apply(tenancyObjects(w.port, upA.Port(), upB.Port()))
-	createPod(t, w.c, "team-a", "client", podA)
-	createPod(t, w.c, "team-b", "client", podB)
-	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "gw"}}
+	t.Cleanup(func() { deleteAllPods(w.c, "tenant-a", "tenant-b") })
+	createPod(t, w.c, "tenant-a", "client", podA)
+	createPod(t, w.c, "tenant-b", "client", podB)
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "tenancy-gw"}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, translate.ConditionTenantIsolation, "True", translate.ReasonIsolated)
 	waitAnswer(t, w.port, podA, "api.a.test", 200, "hello from a")
 
@@ -54,11 +57,11 @@ func TestTenantIsolationThroughTheManager(t *testing.T) {
 		before := len(upB.Requests())
 		wantAnswer(t, w.port, podA, "api.b.test", 403, "denied: no route for caller\n")
 		if n := len(upB.Requests()) - before; n != 0 {
-			t.Errorf("team-b's upstream saw %d requests from team-a", n)
+			t.Errorf("tenant-b's upstream saw %d requests from tenant-a", n)
 		}
 		for _, seen := range upA.Requests() {
 			if strings.Contains(fmt.Sprint(seen.Header), teamToken) {
-				t.Errorf("team-a's upstream saw team-b's credential: %v", seen.Header)
+				t.Errorf("tenant-a's upstream saw tenant-b's credential: %v", seen.Header)
 			}
 		}
 	})
@@ -72,13 +75,13 @@ func TestTenantIsolationThroughTheManager(t *testing.T) {
 		grant := w.apply(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: ReferenceGrant
-metadata: {name: callers-from-team-a, namespace: team-b}
+metadata: {name: callers-from-tenant-a, namespace: tenant-b}
 spec:
-  from: [{group: "", kind: Pod, namespace: team-a}]
+  from: [{group: "", kind: Pod, namespace: tenant-a}]
   to: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: api}]
 `)
 		waitAnswer(t, w.port, podA, "api.b.test", 200, "hello from b")
-		// team-a's own route still wins the hostname both use, for team-a's callers.
+		// tenant-a's own route still wins the hostname both use, for tenant-a's callers.
 		wantAnswer(t, w.port, podA, "api.shared.test", 200, "hello from a")
 		if err := w.c.Delete(context.Background(), grant[0]); err != nil {
 			t.Fatal(err)
@@ -86,21 +89,21 @@ spec:
 		waitAnswer(t, w.port, podA, "api.b.test", 403, "denied: no route for caller\n")
 	})
 	t.Run("a deleted pod's address carries the new holder's rights only", func(t *testing.T) {
-		deletePod(t, w.c, "team-a", "client")
+		deletePod(t, w.c, "tenant-a", "client")
 		waitAnswer(t, w.port, podA, "api.a.test", 403, "denied: unknown caller\n")
-		createPod(t, w.c, "team-b", "newcomer", podA)
+		createPod(t, w.c, "tenant-b", "newcomer", podA)
 		waitAnswer(t, w.port, podA, "api.shared.test", 200, "hello from b")
 		wantAnswer(t, w.port, podA, "api.a.test", 403, "denied: no route for caller\n")
 	})
 	t.Run("a terminating pod loses its identity before its address can be reused", func(t *testing.T) {
-		createPod(t, w.c, "team-a", "slow", "127.0.0.13", "example.com/hold")
+		createPod(t, w.c, "tenant-a", "slow", "127.0.0.13", "example.com/hold")
 		waitAnswer(t, w.port, "127.0.0.13", "api.a.test", 200, "hello from a")
 		// The finalizer keeps the pod in the API, terminating, as a grace period does.
-		if err := w.c.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "slow"}}); err != nil {
+		if err := w.c.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "slow"}}); err != nil {
 			t.Fatal(err)
 		}
 		waitAnswer(t, w.port, "127.0.0.13", "api.a.test", 403, "denied: unknown caller\n")
-		removeFinalizers(t, w.c, "team-a", "slow")
+		removeFinalizers(t, w.c, "tenant-a", "slow")
 	})
 	t.Run("turning isolation off restores the shared table for every caller", func(t *testing.T) {
 		patchAnnotation(t, w.c, gw, translate.TenantIsolationAnnotation, "off")
@@ -109,21 +112,21 @@ spec:
 	})
 }
 
-// tenancyObjects: team-a and team-b each have a Backend and a route for their own name
-// and for api.shared.test; team-b's Backend injects a credential.
+// tenancyObjects: tenant-a and tenant-b each have a Backend and a route for their own name
+// and for api.shared.test; tenant-b's Backend injects a credential.
 func tenancyObjects(gwPort, portA, portB uint32) string {
 	return fmt.Sprintf(`
 apiVersion: v1
 kind: Namespace
-metadata: {name: gw}
+metadata: {name: tenancy-gw}
 ---
 apiVersion: v1
 kind: Namespace
-metadata: {name: team-a}
+metadata: {name: tenant-a}
 ---
 apiVersion: v1
 kind: Namespace
-metadata: {name: team-b}
+metadata: {name: tenant-b}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -132,14 +135,14 @@ spec: {controllerName: portcullis.io/gateway-controller}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {name: egress, namespace: gw}
+metadata: {name: egress, namespace: tenancy-gw}
 spec:
   gatewayClassName: portcullis
   listeners: [{name: http, port: %d, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
 ---
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
-metadata: {name: api, namespace: team-a}
+metadata: {name: api, namespace: tenant-a}
 spec:
   destination:
     type: FQDN
@@ -148,20 +151,20 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: api, namespace: team-a}
+metadata: {name: api, namespace: tenant-a}
 spec:
-  parentRefs: [{name: egress, namespace: gw}]
+  parentRefs: [{name: egress, namespace: tenancy-gw}]
   hostnames: [api.a.test, api.shared.test]
   rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
 ---
 apiVersion: v1
 kind: Secret
-metadata: {name: token, namespace: team-b}
+metadata: {name: token, namespace: tenant-b}
 stringData: {token: %s}
 ---
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
-metadata: {name: api, namespace: team-b}
+metadata: {name: api, namespace: tenant-b}
 spec:
   destination:
     type: FQDN
@@ -173,9 +176,9 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
-metadata: {name: api, namespace: team-b}
+metadata: {name: api, namespace: tenant-b}
 spec:
-  parentRefs: [{name: egress, namespace: gw}]
+  parentRefs: [{name: egress, namespace: tenancy-gw}]
   hostnames: [api.b.test, api.shared.test]
   rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
 `, gwPort, portA, teamToken, portB)
@@ -268,4 +271,24 @@ func waitAnswer(t *testing.T, port uint32, from, host string, status int, body s
 	xdstest.WaitFor(t, 15*time.Second, fmt.Sprintf("%d from %s for %s", status, from, host), func() error {
 		return answerIs(from, port, host, status, body)
 	})
+}
+
+// deleteAllPods removes the test's pods, so that later tests on the same API server
+// do not see its callers.
+func deleteAllPods(c client.Client, namespaces ...string) {
+	for _, ns := range namespaces {
+		var pods corev1.PodList
+		if c.List(context.Background(), &pods, client.InNamespace(ns)) != nil {
+			continue
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if len(p.Finalizers) > 0 {
+				p.Finalizers = nil
+				_ = c.Update(context.Background(), p)
+			}
+			zero := int64(0)
+			_ = c.Delete(context.Background(), p, &client.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+	}
 }

@@ -73,15 +73,23 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
 	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "trust store Envoy uses for Backends that trust the System CAs")
 	fs.StringVar(&f.managerPodLabels, "manager-pod-labels", controllers.DefaultManagerPodLabels, "labels of the manager pods, which each Gateway's Envoy egress NetworkPolicy allows xDS traffic to (kubernetes provider)")
-	fs.StringVar(&f.unrestrictedCallers, "unrestricted-callers", "", "comma-separated CIDRs whose callers are served every route of an isolated Gateway, whatever their namespace (local mode: this machine's loopback addresses); none by default")
+	fs.StringVar(&f.unrestrictedCallers, "unrestricted-callers", "", unrestrictedUsage)
 	f.guard.RegisterFlags(fs)
 	return f
 }
 
 // unrestricted parses --unrestricted-callers.
 func (f *managerFlags) unrestricted() ([]netip.Prefix, error) {
+	return parseUnrestricted(f.unrestrictedCallers)
+}
+
+// unrestrictedUsage is the help of --unrestricted-callers, in every subcommand that has it.
+const unrestrictedUsage = "comma-separated CIDRs whose callers are served every route of an isolated Gateway, whatever their namespace (local mode: this machine's loopback addresses); none by default"
+
+// parseUnrestricted parses a comma-separated CIDR list.
+func parseUnrestricted(list string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, s := range strings.Split(f.unrestrictedCallers, ",") {
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}

@@ -28,6 +28,7 @@ type translateFlags struct {
 	output       string
 	gateway      string
 	adminPort    uint
+	unrestricted string
 	systemCAFile string
 	guard        dnsguard.Config
 }
@@ -49,7 +50,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
 		return 2
 	}
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, Now: time.Now()})
+	unrestricted, _ := parseUnrestricted(f.unrestricted) // validated
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, Now: time.Now(), Unrestricted: unrestricted})
 	opts := envoyconfig.Options{SystemCAFile: f.systemCAFile}
 	if f.output == "static-bootstrap" {
 		err = printStatic(stdout, result, f.gateway, opts, uint32(f.adminPort))
@@ -78,11 +80,15 @@ func parseTranslateFlags(args []string, stderr io.Writer) (*translateFlags, erro
 	fs.StringVar(&f.gateway, "gateway", "", "NAMESPACE/NAME of the Gateway for -o static-bootstrap (needed when there are several)")
 	fs.UintVar(&f.adminPort, "admin-port", 19000, "Envoy admin port on 127.0.0.1 for -o static-bootstrap")
 	fs.StringVar(&f.systemCAFile, "system-ca-file", "/etc/ssl/certs/ca-certificates.crt", "the trust store Envoy uses for Backends that trust the System CAs")
+	fs.StringVar(&f.unrestricted, "unrestricted-callers", "", unrestrictedUsage)
 	f.guard.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	var problems []string
+	if _, err := parseUnrestricted(f.unrestricted); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if len(f.files) == 0 {
 		problems = append(problems, "at least one -f FILE is required")
 	}

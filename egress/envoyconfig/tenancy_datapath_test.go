@@ -34,9 +34,14 @@ const (
 	callerHost     = "127.0.0.1"  // unrestricted
 )
 
+// tenancySecret is team-a's injected credential: it must reach team-a's upstream and
+// appear in no log line.
+const tenancySecret = "Bearer tenancy-secret-9c1e"
+
 // tenancyGateway is a listener isolating team-a and team-b, who both route
-// api.example.com, each to its own upstream.
-func tenancyGateway(port uint32, a, b *httptest.Server) ir.Gateway {
+// api.example.com, each to its own upstream; team-a's Backend injects a credential,
+// and its /down route goes to a port nothing listens on.
+func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 	route := func(ns string) ir.Route {
 		return ir.Route{Name: ns + "/api/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/"},
 			Backends: []ir.WeightedCluster{{Cluster: "backend/" + ns + "/api/80", Weight: 1}}}
@@ -48,12 +53,16 @@ func tenancyGateway(port uint32, a, b *httptest.Server) ir.Gateway {
 		addr := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
 		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}}}
 	}
+	down := ir.Route{Name: "team-a/down/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/down"},
+		Backends: []ir.WeightedCluster{{Cluster: "backend/team-a/down/80", Weight: 1}}}
+	withCredential := cluster("team-a", a)
+	withCredential.Credential = &ir.Credential{Header: "Authorization", Secret: "generic/team-a/token/token"}
 	return ir.Gateway{
 		Name: "egress-gateway/egress",
 		Listeners: []ir.Listener{{
 			Name: "http", Port: port, Isolated: true, AccessLog: true,
-			VirtualHosts: host(route("team-a"), route("team-b")),
-			Tenants:      []ir.Tenant{{Namespace: "team-a", VirtualHosts: host(route("team-a"))}, {Namespace: "team-b", VirtualHosts: host(route("team-b"))}},
+			VirtualHosts: host(down, route("team-a"), route("team-b")),
+			Tenants:      []ir.Tenant{{Namespace: "team-a", VirtualHosts: host(down, route("team-a"))}, {Namespace: "team-b", VirtualHosts: host(route("team-b"))}},
 			Callers: []ir.Caller{
 				{Prefix: callerHost + "/32", Unrestricted: true},
 				{Prefix: callerA + "/32", Namespace: "team-a", Pod: "client-a", ServiceAccount: "sa-a"},
@@ -61,7 +70,11 @@ func tenancyGateway(port uint32, a, b *httptest.Server) ir.Gateway {
 				{Prefix: callerNoRoutes + "/32", Namespace: "team-c", Pod: "idle", ServiceAccount: "default"},
 			},
 		}},
-		Clusters: []ir.Cluster{cluster("team-a", a), cluster("team-b", b)},
+		Clusters: []ir.Cluster{
+			withCredential, cluster("team-b", b),
+			{Name: "backend/team-a/down/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: "127.0.0.1", Port: closedPort}}},
+		},
+		Secrets: []ir.Secret{{Name: "generic/team-a/token/token", Kind: ir.SecretGeneric, Value: []byte(tenancySecret)}},
 	}
 }
 
@@ -74,8 +87,8 @@ func TestTenantIsolationDataPath(t *testing.T) {
 	a, b := httptest.NewServer(echoHandler("a")), httptest.NewServer(echoHandler("b"))
 	t.Cleanup(a.Close)
 	t.Cleanup(b.Close)
-	port := freePort(t)
-	bs, err := Static(tenancyGateway(port, a, b), Options{}, freePort(t))
+	port, closedPort := freePort(t), freePort(t)
+	bs, err := Static(tenancyGateway(port, closedPort, a, b), Options{}, freePort(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +111,12 @@ func TestTenantIsolationDataPath(t *testing.T) {
 		{"a pod whose namespace has no route is refused", callerNoRoutes, "api.example.com", 403, "denied: no route for caller\n"},
 		{"an address no pod holds is refused", callerUnknown, "api.example.com", 403, "denied: unknown caller\n"},
 		{"the unrestricted caller gets the shared table", callerHost, "api.example.com", 200, `"upstream":"a"`},
+		{"an upstream that refuses the connection is a 503", callerA, "api.example.com/down", 503, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := getFrom(t, tc.from, base+"/x", tc.host)
+			host, path, _ := strings.Cut(tc.host, "/")
+			status, body := getFrom(t, tc.from, base+"/"+path, host)
 			if status != tc.wantStatus || !strings.Contains(string(body), tc.wantBody) {
 				t.Fatalf("from %s Host %s: %d %q, want %d with %q", tc.from, tc.host, status, body, tc.wantStatus, tc.wantBody)
 			}
@@ -119,16 +134,26 @@ func TestTenantIsolationDataPath(t *testing.T) {
 		{callerNoRoutes, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-c", "caller.pod": "idle", "responseCode": "403", "upstream": ""}},
 		{callerUnknown, DecisionUnknownCaller, map[string]string{"caller.namespace": "unknown", "caller.pod": "unknown", "caller.serviceAccount": "unknown", "responseCode": "403"}},
 		{callerHost, "allowed", map[string]string{"caller.namespace": "(host)", "route": "team-a/api"}},
+		{callerA, "allowed", map[string]string{"route": "team-a/down", "responseCode": "503", "upstream": fmt.Sprintf("127.0.0.1:%d", closedPort)}},
 	}
 	for _, w := range wantAudit {
-		line := audit.find(t, lines, w.from, w.decision)
+		line := audit.find(t, lines, w.from, w.decision, w.fields["route"], w.fields["responseCode"])
 		for path, want := range w.fields {
 			if got := field(line, path); got != want {
 				t.Errorf("audit line of %s (%s): %s = %q, want %q\n%v", w.from, w.decision, path, got, want, line)
 			}
 		}
 	}
-	if got := field(audit.find(t, lines, callerA, DecisionAllowed), "upstream"); !strings.HasPrefix(got, "127.0.0.1:") {
+	if flags := field(audit.find(t, lines, callerA, DecisionAllowed, "team-a/down", "503"), "responseFlags"); !strings.Contains(flags, "UF") {
+		t.Errorf("the failed upstream's audit line has response flags %q, want UF (connection failure)", flags)
+	}
+	audit.mu.Lock()
+	raw := audit.raw.String()
+	audit.mu.Unlock()
+	if strings.Contains(raw, "tenancy-secret") || strings.Contains(audit.stderr(), "tenancy-secret") {
+		t.Error("the injected credential appears in Envoy's output")
+	}
+	if got := field(audit.find(t, lines, callerA, DecisionAllowed, "team-a/api", "200"), "upstream"); !strings.HasPrefix(got, "127.0.0.1:") {
 		t.Errorf("audit line of %s: upstream = %q, want the address dialled", callerA, got)
 	}
 }
@@ -154,9 +179,14 @@ func getFrom(t *testing.T, from, rawURL, host string) (int, []byte) {
 
 // auditLines collects the JSON lines Envoy writes on standard output.
 type auditLines struct {
-	mu    sync.Mutex
-	lines []map[string]any
+	mu     sync.Mutex
+	lines  []map[string]any
+	raw    bytes.Buffer
+	errLog *lockedBuffer
 }
+
+// stderr is Envoy's own log so far.
+func (a *auditLines) stderr() string { return a.errLog.String() }
 
 func (a *auditLines) waitFor(t *testing.T, n int) []map[string]any {
 	t.Helper()
@@ -174,15 +204,17 @@ func (a *auditLines) waitFor(t *testing.T, n int) []map[string]any {
 	return nil
 }
 
-// find is the first audit line of a caller address with a decision.
-func (a *auditLines) find(t *testing.T, lines []map[string]any, from, decision string) map[string]any {
+// find is the first audit line of a caller address with a decision, and the route and
+// response code when they are not empty.
+func (a *auditLines) find(t *testing.T, lines []map[string]any, from, decision, route, code string) map[string]any {
 	t.Helper()
 	for _, l := range lines {
-		if field(l, "caller.address") == from && field(l, "decision") == decision {
+		if field(l, "caller.address") == from && field(l, "decision") == decision &&
+			(route == "" || field(l, "route") == route) && (code == "" || field(l, "responseCode") == code) {
 			return l
 		}
 	}
-	t.Fatalf("no audit line from %s with decision %q", from, decision)
+	t.Fatalf("no audit line from %s with decision %q, route %q, code %q", from, decision, route, code)
 	return nil
 }
 
@@ -206,10 +238,10 @@ func field(line map[string]any, path string) string {
 func runEnvoyAudit(t *testing.T, envoy, bootstrapPath string) *auditLines {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var errLog bytes.Buffer
+	errLog := &lockedBuffer{}
 	cmd := exec.CommandContext(ctx, envoy, "-c", bootstrapPath, "--disable-hot-restart", "--concurrency", "1", "--log-level", "warn")
 	cmd.Args = append(cmd.Args, bootstrap.LogArgs()...)
-	cmd.Stderr = &errLog
+	cmd.Stderr = errLog
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -217,18 +249,19 @@ func runEnvoyAudit(t *testing.T, envoy, bootstrapPath string) *auditLines {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a := &auditLines{}
+	a := &auditLines{errLog: errLog}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			var line map[string]any
+			a.mu.Lock()
+			a.raw.Write(append(sc.Bytes(), '\n'))
 			if json.Unmarshal(sc.Bytes(), &line) == nil {
-				a.mu.Lock()
 				a.lines = append(a.lines, line)
-				a.mu.Unlock()
 			}
+			a.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() {
@@ -236,11 +269,30 @@ func runEnvoyAudit(t *testing.T, envoy, bootstrapPath string) *auditLines {
 		_ = cmd.Wait()
 		<-done
 		if t.Failed() {
-			t.Logf("Envoy log:\n%s", errLog.String())
+			t.Logf("Envoy log:\n%s", a.stderr())
 			a.mu.Lock()
 			t.Logf("audit lines: %v", a.lines)
 			a.mu.Unlock()
 		}
 	})
 	return a
+}
+
+// lockedBuffer is Envoy's stderr, written by exec's copier while the test reads it.
+// The buffer is not embedded: its ReadFrom would let io.Copy bypass the lock.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

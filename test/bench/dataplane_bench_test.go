@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,7 +236,8 @@ func startGenerated(b *testing.B, up upstream) uint32 {
 	rt.Spec.Rules[0].BackendRefs[0].Port = &port
 	res.Backends, res.HTTPRoutes = append(res.Backends, be), append(res.HTTPRoutes, rt)
 	res.Secrets = append(res.Secrets, corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: caSecretName("upstream"), Namespace: appsNS}, Data: map[string][]byte{"ca.crt": up.caPEM}})
-	result := translate.Translate(res, egress.Addresses{upstreamHost: resolvedTo(loopback)}, translate.Options{Now: time.Now()})
+	// The load generator calls from this machine: an unrestricted caller.
+	result := translate.Translate(res, egress.Addresses{upstreamHost: resolvedTo(loopback)}, translate.Options{Now: time.Now(), Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	if len(result.Gateways) != 1 {
 		b.Fatalf("translation produced %d Gateways; statuses: %+v", len(result.Gateways), result.Statuses.Gateways)
 	}

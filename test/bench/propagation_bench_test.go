@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -105,7 +106,8 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	server := xds.New(logr.Discard())
 	xdsPort := serveXDS(b, ctx, server)
 	store := startDNSGuard(b, ctx, w.dns)
-	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy})
+	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy,
+		Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}) // the load comes from this machine
 	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
 	}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -97,7 +98,7 @@ func republishOnChange(ctx context.Context, t *testing.T, d *dataPath, store *dn
 			return
 		case <-store.Changes():
 		}
-		result := translate.Translate(res, store.Addresses(), translate.Options{AddressPolicy: policy})
+		result := translate.Translate(res, store.Addresses(), translate.Options{AddressPolicy: policy, Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 		select {
 		case statuses <- result.Statuses:
 		default:

@@ -68,7 +68,8 @@ func startDataPath(t *testing.T) *dataPath {
 func (d *dataPath) apply(yamlTmpl string, data any, addrs egress.Addresses) translate.Result {
 	d.t.Helper()
 	res := loadResources(d.t, yamlTmpl, data)
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}})
+	// The tests call through Envoy from 127.0.0.1, as the machine itself: unrestricted.
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}, Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	var gw *ir.Gateway
 	for i := range result.Gateways {
 		if result.Gateways[i].Name == gatewayName {

@@ -32,7 +32,7 @@ func TestStaticBootstrapServesTheSameTraffic(t *testing.T) {
 	staticFor := func(admin uint32) ([]byte, error) {
 		// The loopback upstream needs the same explicit exception the DNS guard would.
 		return runPortcullis(t, "translate", "-f", input, "--address", "api.e2e.test=127.0.0.1",
-			"--allow-cidr", "127.0.0.0/8", "-o", "static-bootstrap", "--admin-port", fmt.Sprint(admin))
+			"--allow-cidr", "127.0.0.0/8", "--unrestricted-callers", "127.0.0.1/32", "-o", "static-bootstrap", "--admin-port", fmt.Sprint(admin))
 	}
 	config, err := staticFor(xdstest.FreePort(t))
 	if err != nil {

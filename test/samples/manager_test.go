@@ -3,6 +3,7 @@ package samples
 import (
 	"context"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,6 +68,8 @@ func startManager(t *testing.T, api *testenv.APIServer, dnsServer string) *manag
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: m.host,
 		Envoy: envoyconfig.Options{SystemCAFile: envoyconfig.DefaultSystemCAFile},
+		// The samples' requests come from this machine, as in local mode.
+		Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
