@@ -33,7 +33,8 @@ const (
 )
 
 func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *appsv1ac.DeploymentApplyConfiguration {
-	annotations := map[string]string{AnnotationBootstrapHash: bootstrapHash}
+	annotations := scrapeAnnotations()
+	annotations[AnnotationBootstrapHash] = bootstrapHash
 	if certHash != "" {
 		annotations[AnnotationXDSClientHash] = certHash
 	}
@@ -118,7 +119,8 @@ func (k *Kubernetes) container(gw Gateway) *corev1ac.ContainerApplyConfiguration
 		)
 }
 
-// containerPorts lists each Envoy port once, in order, then the readiness port.
+// containerPorts lists each Envoy port once, in order, then the readiness and metrics
+// ports.
 func containerPorts(gw Gateway) []*corev1ac.ContainerPortApplyConfiguration {
 	var ports []int32
 	for _, l := range gw.Listeners {
@@ -131,5 +133,7 @@ func containerPorts(gw Gateway) []*corev1ac.ContainerPortApplyConfiguration {
 	for _, p := range ports {
 		out = append(out, corev1ac.ContainerPort().WithContainerPort(p).WithProtocol(corev1.ProtocolTCP))
 	}
-	return append(out, corev1ac.ContainerPort().WithName("readiness").WithContainerPort(ReadinessPort).WithProtocol(corev1.ProtocolTCP))
+	return append(out,
+		corev1ac.ContainerPort().WithName("readiness").WithContainerPort(ReadinessPort).WithProtocol(corev1.ProtocolTCP),
+		corev1ac.ContainerPort().WithName("metrics").WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP))
 }

@@ -37,13 +37,13 @@ type HostOptions struct {
 	// reported in the Gateway's status.addresses; loopback of its family when empty or
 	// unspecified.
 	ListenAddress string
-	// WorkDir holds one directory per Gateway, <namespace>_<name>, with bootstrap.yaml
-	// and envoy.log.
+	// WorkDir holds one directory per Gateway, <namespace>_<name>, with bootstrap.yaml,
+	// envoy.log and MetricsAddressFile.
 	WorkDir string
 	// Log receives starts, exits and restarts.
 	Log logr.Logger
-	// AdminPortBase, when not 0, makes admin ports predictable: each Envoy takes the
-	// lowest free port from it. When 0 each takes a port the kernel picks.
+	// AdminPortBase, when not 0, makes admin and metrics ports predictable: each Envoy
+	// takes the lowest two free ports from it. When 0 each takes ports the kernel picks.
 	AdminPortBase uint32
 	// LogLevel is Envoy's --log-level; "info" when empty.
 	LogLevel string
@@ -109,29 +109,25 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 		return nil, errors.New("infra: the host provider is closed")
 	}
 	e := h.envoys[gw.key()]
-	adminPort := uint32(0)
-	if e != nil {
-		adminPort = e.adminPort
-	} else {
-		port, err := h.pickAdminPort()
-		if err != nil {
-			return nil, err
-		}
-		adminPort = port
+	ports, err := h.portsFor(e)
+	if err != nil {
+		return nil, err
 	}
 	boot, err := bootstrap.YAML(bootstrap.Options{
-		Gateway:    gw.key(),
-		NodeID:     "host/" + gw.key(),
-		XDSAddress: h.opts.XDSAddress,
-		XDSPort:    h.opts.XDSPort,
-		AdminPort:  adminPort,
+		Gateway:        gw.key(),
+		NodeID:         "host/" + gw.key(),
+		XDSAddress:     h.opts.XDSAddress,
+		XDSPort:        h.opts.XDSPort,
+		AdminPort:      ports.admin,
+		MetricsPort:    ports.metrics,
+		MetricsAddress: hostLoopback,
 	})
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case e == nil:
-		e, err = h.start(gw.key(), h.dir(gw.Namespace, gw.Name), boot, adminPort)
+		e, err = h.start(gw.key(), h.dir(gw.Namespace, gw.Name), boot, ports)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +135,7 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 	case !bytes.Equal(e.bootstrap, boot):
 		h.opts.Log.Info("Envoy bootstrap changed; restarting", "gateway", gw.key())
 		e.stop()
-		if e, err = h.start(gw.key(), e.dir, boot, adminPort); err != nil {
+		if e, err = h.start(gw.key(), e.dir, boot, ports); err != nil {
 			delete(h.envoys, gw.key())
 			return nil, err
 		}
@@ -205,7 +201,20 @@ func (h *Host) AdminURL(namespace, name string) (string, bool) {
 	if e == nil {
 		return "", false
 	}
-	return "http://" + net.JoinHostPort(hostLoopback, strconv.Itoa(int(e.adminPort))), true
+	return "http://" + loopbackAddress(e.ports.admin), true
+}
+
+// MetricsURL is the URL Prometheus scrapes for the Gateway's Envoy (GET only; the rest
+// of the admin interface is not served there); false when the Gateway has no Envoy
+// here. The Gateway's directory holds its host:port in MetricsAddressFile.
+func (h *Host) MetricsURL(namespace, name string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.envoys[namespace+"/"+name]
+	if e == nil {
+		return "", false
+	}
+	return e.metricsURL(), true
 }
 
 // PID is the process ID of the Gateway's Envoy, 0 while it is not running (or between
@@ -229,15 +238,40 @@ func (h *Host) dir(namespace, name string) string {
 	return filepath.Join(h.opts.WorkDir, namespace+"_"+name)
 }
 
-// pickAdminPort finds a free loopback port: from AdminPortBase upwards skipping the
-// ports of the other Envoys, or one the kernel picks. h.mu is held.
-func (h *Host) pickAdminPort() (uint32, error) {
-	if h.opts.AdminPortBase == 0 {
-		return freeLoopbackPort(0)
+// hostPorts are the loopback ports of one Envoy besides its Gateway listeners.
+type hostPorts struct {
+	admin, metrics uint32
+}
+
+// portsFor keeps the ports of a running Envoy, so that a restart does not move its
+// metrics for Prometheus, or picks two new ones. h.mu is held.
+func (h *Host) portsFor(e *hostEnvoy) (hostPorts, error) {
+	if e != nil {
+		return e.ports, nil
 	}
+	admin, err := h.pickPort()
+	if err != nil {
+		return hostPorts{}, err
+	}
+	metrics, err := h.pickPort(admin)
+	if err != nil {
+		return hostPorts{}, err
+	}
+	return hostPorts{admin: admin, metrics: metrics}, nil
+}
+
+// pickPort finds a free loopback port that neither another Envoy nor taken uses: from
+// AdminPortBase upwards, or one the kernel picks. h.mu is held.
+func (h *Host) pickPort(taken ...uint32) (uint32, error) {
 	used := map[uint32]bool{}
+	for _, p := range taken {
+		used[p] = true
+	}
 	for _, e := range h.envoys {
-		used[e.adminPort] = true
+		used[e.ports.admin], used[e.ports.metrics] = true, true
+	}
+	if h.opts.AdminPortBase == 0 {
+		return kernelPort(used)
 	}
 	for p := h.opts.AdminPortBase; p < h.opts.AdminPortBase+1000 && p <= 65535; p++ {
 		if used[p] {
@@ -247,12 +281,28 @@ func (h *Host) pickAdminPort() (uint32, error) {
 			return port, nil
 		}
 	}
-	return 0, fmt.Errorf("infra: no free admin port from %d", h.opts.AdminPortBase)
+	return 0, fmt.Errorf("infra: no free loopback port from %d", h.opts.AdminPortBase)
+}
+
+// kernelPort asks the kernel for free ports until one is not in used: a port just
+// picked for another listener of the same Envoy is free until Envoy binds it.
+func kernelPort(used map[uint32]bool) (uint32, error) {
+	for range 10 {
+		port, err := freeLoopbackPort(0)
+		if err != nil || !used[port] {
+			return port, err
+		}
+	}
+	return 0, errors.New("infra: the kernel keeps picking loopback ports already taken")
+}
+
+func loopbackAddress(port uint32) string {
+	return net.JoinHostPort(hostLoopback, strconv.Itoa(int(port)))
 }
 
 // freeLoopbackPort checks that port (0: any) can be bound on 127.0.0.1 and returns it.
 func freeLoopbackPort(port uint32) (uint32, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(hostLoopback, strconv.Itoa(int(port))))
+	l, err := net.Listen("tcp", loopbackAddress(port))
 	if err != nil {
 		return 0, err
 	}

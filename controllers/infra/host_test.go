@@ -117,6 +117,22 @@ func TestHostProvider(t *testing.T) {
 				t.Errorf("bootstrap file: %v", err)
 			}
 		}},
+		{"its metrics listener is on loopback, written in the Gateway's directory, and serves only the stats", func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(workDir, "team-a_egress", MetricsAddressFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := strings.TrimSpace(string(raw))
+			url, ok := h.MetricsURL(a.Namespace, a.Name)
+			if !strings.HasPrefix(addr, "127.0.0.1:") || !ok || url != "http://"+addr+MetricsPath {
+				t.Fatalf("metrics-address file %q, MetricsURL %q", raw, url)
+			}
+			for path, want := range map[string]int{MetricsPath: http.StatusOK, "/config_dump": http.StatusNotFound} {
+				if code, err := probe("http://" + addr + path); err != nil || code != want {
+					t.Errorf("GET %s = %d, %v; want %d", path, code, err, want)
+				}
+			}
+		}},
 		{"Ensure again, even with other listeners, keeps the same process", func(t *testing.T) {
 			changed := a
 			changed.Listeners = append(slices.Clone(a.Listeners), Listener{Name: "alt", Port: 8080, EnvoyPort: 8080})
@@ -217,10 +233,11 @@ func TestHostAdminPortBase(t *testing.T) {
 		if _, err := h.Ensure(ctx, hostGateway(ns)); err != nil {
 			t.Fatal(err)
 		}
-		url, _ := h.AdminURL(ns, "egress")
-		urls = append(urls, url)
+		admin, _ := h.AdminURL(ns, "egress")
+		metrics, _ := h.MetricsURL(ns, "egress")
+		urls = append(urls, admin, strings.TrimSuffix(metrics, MetricsPath))
 	}
-	if urls[0] != fmt.Sprintf("http://127.0.0.1:%d", base) || urls[0] == urls[1] {
-		t.Fatalf("admin URLs = %v, want the first at port %d and distinct ports", urls, base)
+	if urls[0] != fmt.Sprintf("http://127.0.0.1:%d", base) || len(slices.Compact(slices.Sorted(slices.Values(urls)))) != len(urls) {
+		t.Fatalf("admin and metrics URLs = %v, want the first admin at port %d and four distinct ports", urls, base)
 	}
 }

@@ -24,7 +24,7 @@ type hostEnvoy struct {
 	gateway   string
 	dir       string
 	bootstrap []byte
-	adminPort uint32
+	ports     hostPorts
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd // the running process, nil between an exit and the restart
@@ -37,16 +37,21 @@ type hostEnvoy struct {
 // Gateway's audit log on a host (in a pod it is the container's standard output).
 const AuditLogFile = "audit.log"
 
-// start writes the bootstrap and starts supervising. It fails only if Envoy cannot be
-// started at all (e.g. a wrong binary path); later failures are retried.
-func (h *Host) start(gateway, dir string, boot []byte, adminPort uint32) (*hostEnvoy, error) {
+// start writes the bootstrap and the metrics address and starts supervising. It fails
+// only if Envoy cannot be started at all (e.g. a wrong binary path); later failures are
+// retried.
+func (h *Host) start(gateway, dir string, boot []byte, ports hostPorts) (*hostEnvoy, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("infra: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "bootstrap.yaml"), boot, 0o600); err != nil {
 		return nil, fmt.Errorf("infra: %w", err)
 	}
-	e := &hostEnvoy{h: h, gateway: gateway, dir: dir, bootstrap: boot, adminPort: adminPort,
+	metricsAddr := []byte(loopbackAddress(ports.metrics) + "\n")
+	if err := os.WriteFile(filepath.Join(dir, MetricsAddressFile), metricsAddr, 0o600); err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
+	}
+	e := &hostEnvoy{h: h, gateway: gateway, dir: dir, bootstrap: boot, ports: ports,
 		stopReq: make(chan struct{}), done: make(chan struct{})}
 	exited, err := e.launch()
 	if err != nil {
@@ -95,7 +100,8 @@ func (e *hostEnvoy) launch() (<-chan error, error) {
 	e.mu.Lock()
 	e.cmd = cmd
 	e.mu.Unlock()
-	o.Log.Info("Envoy started", "gateway", e.gateway, "pid", cmd.Process.Pid, "adminPort", e.adminPort, "log", logFile.Name(), "auditLog", auditFile.Name())
+	o.Log.Info("Envoy started", "gateway", e.gateway, "pid", cmd.Process.Pid, "adminPort", e.ports.admin,
+		"metrics", e.metricsURL(), "log", logFile.Name(), "auditLog", auditFile.Name())
 	exited := make(chan error, 1)
 	go func() {
 		err := cmd.Wait()
@@ -170,6 +176,10 @@ func (e *hostEnvoy) terminate(exited <-chan error) {
 func (e *hostEnvoy) stop() {
 	e.once.Do(func() { close(e.stopReq) })
 	<-e.done
+}
+
+func (e *hostEnvoy) metricsURL() string {
+	return "http://" + loopbackAddress(e.ports.metrics) + MetricsPath
 }
 
 func (e *hostEnvoy) pid() int {

@@ -32,10 +32,12 @@ type podBootstrap struct {
 	certDir       string
 	adminPort     uint32
 	readinessPort uint32
+	metricsPort   uint32
 }
 
 // yaml returns the bootstrap: the shared builder's (no node ID: every replica gets its
-// own with --service-node), with mTLS files from certDir and the readiness listener.
+// own with --service-node), with mTLS files from certDir, the readiness listener and the
+// metrics listener on every interface of the pod.
 func (p podBootstrap) yaml() ([]byte, error) {
 	b, err := bootstrap.Build(bootstrap.Options{
 		Gateway:    p.gateway,
@@ -48,7 +50,9 @@ func (p podBootstrap) yaml() ([]byte, error) {
 			CAFile:   path.Join(p.certDir, xdscerts.BundleKey),
 			SNI:      p.serverName,
 		},
-		ReadinessPort: p.readinessPort,
+		ReadinessPort:  p.readinessPort,
+		MetricsPort:    p.metricsPort,
+		MetricsAddress: "0.0.0.0",
 	})
 	if err != nil {
 		return nil, err

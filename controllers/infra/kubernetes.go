@@ -265,6 +265,7 @@ func (k *Kubernetes) bootstrap(gw Gateway) ([]byte, error) {
 		certDir:       XDSClientDir,
 		adminPort:     AdminPort,
 		readinessPort: ReadinessPort,
+		metricsPort:   MetricsPort,
 	}.yaml()
 }
 

@@ -232,12 +232,25 @@ func TestKubernetesEnsure(t *testing.T) {
 			}
 		}},
 		{"the container exposes the Envoy ports and is ready when the readiness listener says so", func(t *testing.T) {
-			if got := containerPortNumbers(&objs.dep); !slices.Equal(got, []int32{8080, 10080, 10443, ReadinessPort}) {
+			if got := containerPortNumbers(&objs.dep); !slices.Equal(got, []int32{8080, 10080, 10443, ReadinessPort, MetricsPort}) {
 				t.Errorf("container ports = %v", got)
 			}
 			p := objs.dep.Spec.Template.Spec.Containers[0].ReadinessProbe
 			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/ready" || p.HTTPGet.Port != intstr.FromInt32(ReadinessPort) {
 				t.Errorf("readiness probe = %+v", p)
+			}
+		}},
+		{"Prometheus finds the pods' metrics port by name and by annotation", func(t *testing.T) {
+			ports := objs.dep.Spec.Template.Spec.Containers[0].Ports
+			if i := slices.IndexFunc(ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" }); i < 0 || ports[i].ContainerPort != 19002 {
+				t.Errorf("container ports = %+v; want one named metrics on 19002", ports)
+			}
+			ann := objs.dep.Spec.Template.Annotations
+			want := map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "19002", "prometheus.io/path": "/stats/prometheus"}
+			for k, v := range want {
+				if ann[k] != v {
+					t.Errorf("pod annotation %s = %q, want %q", k, ann[k], v)
+				}
 			}
 		}},
 		{"the pods mount the bootstrap and the namespace's xDS client Secret", func(t *testing.T) {
@@ -295,9 +308,13 @@ func TestKubernetesEnsure(t *testing.T) {
 				xdsTLS.GetCommonTlsContext().GetValidationContext().GetTrustedCa().GetFilename() != XDSClientDir+"/ca.crt" {
 				t.Errorf("xDS TLS = %v", &xdsTLS)
 			}
-			listeners := b.GetStaticResources().GetListeners()
-			if len(listeners) != 1 || listeners[0].GetAddress().GetSocketAddress().GetPortValue() != ReadinessPort {
-				t.Errorf("static listeners = %v", listeners)
+			var bound []string
+			for _, l := range b.GetStaticResources().GetListeners() {
+				sa := l.GetAddress().GetSocketAddress()
+				bound = append(bound, fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue()))
+			}
+			if want := []string{"0.0.0.0:19001", "0.0.0.0:19002"}; !slices.Equal(bound, want) {
+				t.Errorf("static listeners bind %v, want the readiness and metrics listeners %v", bound, want)
 			}
 		}},
 		{"the ServiceAccount mounts no token", func(t *testing.T) {
@@ -336,7 +353,7 @@ func TestKubernetesEnsure(t *testing.T) {
 		if got := servicePortMap(&after.svc); !slices.Equal(got, want) {
 			t.Errorf("Service ports = %v, want %v", got, want)
 		}
-		if got := containerPortNumbers(&after.dep); !slices.Equal(got, []int32{9090, 10080, ReadinessPort}) {
+		if got := containerPortNumbers(&after.dep); !slices.Equal(got, []int32{9090, 10080, ReadinessPort, MetricsPort}) {
 			t.Errorf("container ports = %v", got)
 		}
 		if after.svc.Spec.ClusterIP != before.svc.Spec.ClusterIP {

@@ -38,12 +38,12 @@ func TestPodBootstrapWithRealEnvoy(t *testing.T) {
 	server := xds.New(testr.New(t))
 	xdsPort := serveXDS(t, server, certs)
 	gateway := gatewayNS + "/egress"
-	readiness := xdstest.FreePort(t)
+	readiness, metrics := xdstest.FreePort(t), xdstest.FreePort(t)
 	envoy := xdstest.Start(t, xdstest.Config{
 		Bootstrap: func(adminPort uint32) ([]byte, error) {
 			return podBootstrap{
 				gateway: gateway, xdsAddress: "127.0.0.1", xdsPort: xdsPort, serverName: testXDSName,
-				certDir: certDir, adminPort: adminPort, readinessPort: readiness,
+				certDir: certDir, adminPort: adminPort, readinessPort: readiness, metricsPort: metrics,
 			}.yaml()
 		},
 		Args: []string{"--service-node", "egress-7d9f-abcde", "--disable-hot-restart"},
@@ -97,6 +97,15 @@ func TestPodBootstrapWithRealEnvoy(t *testing.T) {
 			}
 		})
 	}
+	// test/e2e proves what the metrics listener serves; here, that the pod's has it.
+	t.Run("the metrics listener serves the Prometheus stats and no other admin path", func(t *testing.T) {
+		metricsURL := fmt.Sprintf("http://127.0.0.1:%d", metrics)
+		for path, want := range map[string]int{MetricsPath: http.StatusOK, "/config_dump": http.StatusNotFound} {
+			if code, err := probe(metricsURL + path); err != nil || code != want {
+				t.Errorf("GET %s = %d, %v; want %d", path, code, err, want)
+			}
+		}
+	})
 }
 
 // probe GETs url as the kubelet would (a short timeout).

@@ -45,6 +45,14 @@ type Options struct {
 	// ReadinessPort, when set, adds a listener on 0.0.0.0 at that port answering only
 	// GET /ready (see readiness.go): what a kubelet probes in a pod.
 	ReadinessPort uint32
+	// MetricsPort, when set, adds a listener at MetricsAddress:MetricsPort serving only
+	// GET /stats/prometheus from the admin interface (see metrics.go): what Prometheus
+	// scrapes, never the rest of the admin interface.
+	MetricsPort uint32
+	// MetricsAddress is the IP address the metrics listener binds: 0.0.0.0 in a pod
+	// (Prometheus scrapes the pod's IP), loopback on a host. DefaultAdminAddress when
+	// empty.
+	MetricsAddress string
 }
 
 // XDSClientTLS names the files Envoy uses to reach an mTLS xDS server.
@@ -65,33 +73,52 @@ func Build(opts Options) (*bootstrapv3.Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	xds, err := xdsCluster(opts)
+	overload, err := overloadManager()
 	if err != nil {
 		return nil, err
 	}
-	overload, err := overloadManager()
+	static, err := staticResources(opts)
 	if err != nil {
 		return nil, err
 	}
 	b := &bootstrapv3.Bootstrap{
 		Node:             &corev3.Node{Id: opts.NodeID, Cluster: opts.Gateway},
 		DynamicResources: dynamicResources(),
-		StaticResources:  &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{xds}},
+		StaticResources:  static,
 		Admin:            admin(opts),
 		LayeredRuntime:   layeredRuntime(),
 		OverloadManager:  overload,
-	}
-	if opts.ReadinessPort != 0 {
-		ready, err := readinessListener(opts.ReadinessPort)
-		if err != nil {
-			return nil, err
-		}
-		b.StaticResources.Listeners = append(b.StaticResources.Listeners, ready)
 	}
 	if err := b.ValidateAll(); err != nil {
 		return nil, fmt.Errorf("bootstrap for %s is invalid: %w", opts.Gateway, err)
 	}
 	return b, nil
+}
+
+// staticResources are the xDS cluster and, when their ports are set, the readiness
+// listener and the metrics listener with its cluster to the admin interface.
+func staticResources(opts Options) (*bootstrapv3.Bootstrap_StaticResources, error) {
+	xds, err := xdsCluster(opts)
+	if err != nil {
+		return nil, err
+	}
+	static := &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{xds}}
+	if opts.ReadinessPort != 0 {
+		ready, err := readinessListener(opts.ReadinessPort)
+		if err != nil {
+			return nil, err
+		}
+		static.Listeners = append(static.Listeners, ready)
+	}
+	if opts.MetricsPort != 0 {
+		metrics, err := metricsListener(opts)
+		if err != nil {
+			return nil, err
+		}
+		static.Listeners = append(static.Listeners, metrics)
+		static.Clusters = append(static.Clusters, adminCluster(opts))
+	}
+	return static, nil
 }
 
 // YAML returns the bootstrap for opts as YAML, the form Envoy's -c flag reads.
@@ -110,6 +137,9 @@ func YAML(opts Options) ([]byte, error) {
 func (o Options) withDefaults() (Options, error) {
 	if o.AdminAddress == "" {
 		o.AdminAddress = DefaultAdminAddress
+	}
+	if o.MetricsAddress == "" {
+		o.MetricsAddress = DefaultAdminAddress
 	}
 	return o, o.validate()
 }
@@ -133,6 +163,14 @@ func (o Options) validate() error {
 		errs = append(errs, fmt.Errorf("admin address %q is not an IP address", o.AdminAddress))
 	} else if ip.IsUnspecified() {
 		errs = append(errs, fmt.Errorf("admin address %s would expose the admin interface on every interface", o.AdminAddress))
+	}
+	if o.MetricsPort > 65535 {
+		errs = append(errs, fmt.Errorf("metrics port %d is out of range", o.MetricsPort))
+	} else if o.MetricsPort != 0 && (o.MetricsPort == o.AdminPort || o.MetricsPort == o.ReadinessPort) {
+		errs = append(errs, fmt.Errorf("metrics port %d is also the admin or the readiness port", o.MetricsPort))
+	}
+	if _, err := netip.ParseAddr(o.MetricsAddress); err != nil {
+		errs = append(errs, fmt.Errorf("metrics address %q is not an IP address", o.MetricsAddress))
 	}
 	if o.TLS != nil {
 		errs = append(errs, o.TLS.validate())

@@ -51,8 +51,8 @@ func tlsFiles(t *testing.T) *bootstrap.XDSClientTLS {
 func xdsCluster(t *testing.T, b *bootstrapv3.Bootstrap) *clusterv3.Cluster {
 	t.Helper()
 	clusters := b.GetStaticResources().GetClusters()
-	if len(clusters) != 1 || clusters[0].GetName() != bootstrap.XDSClusterName {
-		t.Fatalf("static clusters = %v, want only %q", clusters, bootstrap.XDSClusterName)
+	if len(clusters) == 0 || clusters[0].GetName() != bootstrap.XDSClusterName {
+		t.Fatalf("static clusters = %v, want %q first", clusters, bootstrap.XDSClusterName)
 	}
 	return clusters[0]
 }
@@ -165,6 +165,9 @@ func TestBuildRefuses(t *testing.T) {
 		{"admin address that is a name", func(o *bootstrap.Options) { o.AdminAddress = "localhost" }, "not an IP address"},
 		{"admin port zero", func(o *bootstrap.Options) { o.AdminPort = 0 }, "admin port 0"},
 		{"xDS port out of range", func(o *bootstrap.Options) { o.XDSPort = 70000 }, "xDS port 70000"},
+		{"metrics port out of range", func(o *bootstrap.Options) { o.MetricsPort = 70000 }, "metrics port 70000"},
+		{"metrics on the admin port", func(o *bootstrap.Options) { o.MetricsPort = o.AdminPort }, "also the admin or the readiness port"},
+		{"metrics address that is a name", func(o *bootstrap.Options) { o.MetricsPort, o.MetricsAddress = 19002, "localhost" }, "metrics address"},
 		{"no xDS address", func(o *bootstrap.Options) { o.XDSAddress = "" }, "xDS address is empty"},
 		{"TLS without a CA file", func(o *bootstrap.Options) {
 			o.TLS = &bootstrap.XDSClientTLS{CertFile: "/c", KeyFile: "/k"}
@@ -221,6 +224,9 @@ func TestEnvoyAcceptsBootstrap(t *testing.T) {
 		{"plaintext xDS to an IP address", func(*testing.T, *bootstrap.Options) {}},
 		{"plaintext xDS to a DNS name", func(_ *testing.T, o *bootstrap.Options) { o.XDSAddress = "portcullis-xds.portcullis-system.svc" }},
 		{"mTLS xDS with certificate files", func(t *testing.T, o *bootstrap.Options) { o.TLS = tlsFiles(t) }},
+		{"readiness and metrics listeners of a pod", func(_ *testing.T, o *bootstrap.Options) {
+			o.ReadinessPort, o.MetricsPort, o.MetricsAddress = bootstrap.PodReadinessPort, bootstrap.PodMetricsPort, "0.0.0.0"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

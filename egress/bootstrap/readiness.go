@@ -1,13 +1,9 @@
 package bootstrap
 
 import (
-	"fmt"
-
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	healthcheckv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/health_check/v3"
-	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -33,8 +29,7 @@ const (
 )
 
 // readinessListener is the static listener described above, on 0.0.0.0:port (like the
-// Gateway listeners). It is exempt from the global connection limit so that a busy
-// Envoy is not reported unready for that alone.
+// Gateway listeners).
 func readinessListener(port uint32) (*listenerv3.Listener, error) {
 	healthCheck, err := anypb.New(&healthcheckv3.HealthCheck{
 		PassThroughMode: wrapperspb.Bool(false),
@@ -48,43 +43,21 @@ func readinessListener(port uint32) (*listenerv3.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	router, err := anypb.New(&routerv3.Router{})
-	if err != nil {
-		return nil, err
-	}
-	hcm, err := anypb.New(&hcmv3.HttpConnectionManager{
+	return staticHTTPListener(readinessListenerName, "0.0.0.0", port, &hcmv3.HttpConnectionManager{
 		StatPrefix: "readiness",
 		// No virtual host: every request the health check filter lets through is a 404.
 		RouteSpecifier: &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: &routev3.RouteConfiguration{Name: readinessListenerName}},
 		HttpFilters: []*hcmv3.HttpFilter{
 			{Name: "envoy.filters.http.health_check", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: healthCheck}},
-			{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: router}},
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	l := &listenerv3.Listener{
-		Name: readinessListenerName,
-		Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
-			Address:       "0.0.0.0",
-			PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port},
-		}}},
-		IgnoreGlobalConnLimit: true,
-		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{
-			Name:       "envoy.filters.network.http_connection_manager",
-			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
-		}}}},
-	}
-	if err := l.ValidateAll(); err != nil {
-		return nil, fmt.Errorf("readiness listener: %w", err)
-	}
-	return l, nil
 }
 
 // Ports every Envoy pod binds besides the Gateway listeners: the admin interface (on
-// loopback) and the readiness listener. The translator refuses Gateway listeners on them.
+// loopback), the readiness listener and the metrics listener (see metrics.go). The
+// translator refuses Gateway listeners on them.
 const (
 	PodAdminPort     = 19000
 	PodReadinessPort = 19001
+	PodMetricsPort   = 19002
 )

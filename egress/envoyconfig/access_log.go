@@ -15,7 +15,6 @@ import (
 // Portcullis writes, not from the request.
 const (
 	stdoutAccessLog = "envoy.access_loggers.stdout"
-	portcullisMeta  = "portcullis"
 	metaRoute       = "route"
 	metaDecision    = "decision"
 	metaBackend     = "backend"
@@ -51,11 +50,11 @@ func auditFields(gateway, listener string, unknown bool) map[string]any {
 		"gateway":        gateway,
 		"listener":       listener,
 		"caller":         caller,
-		"route":          "%METADATA(ROUTE:" + portcullisMeta + ":" + metaRoute + ")%",
-		"backend":        "%CLUSTER_METADATA(" + portcullisMeta + ":" + metaBackend + ")%",
+		"route":          "%METADATA(ROUTE:" + MetadataNamespace + ":" + metaRoute + ")%",
+		"backend":        "%CLUSTER_METADATA(" + MetadataNamespace + ":" + metaBackend + ")%",
 		"upstream":       "%UPSTREAM_HOST%",
-		"sni":            "%CLUSTER_METADATA(" + portcullisMeta + ":" + metaSNI + ")%",
-		"decision":       "%METADATA(ROUTE:" + portcullisMeta + ":" + metaDecision + ")%",
+		"sni":            "%CLUSTER_METADATA(" + MetadataNamespace + ":" + metaSNI + ")%",
+		"decision":       "%METADATA(ROUTE:" + MetadataNamespace + ":" + metaDecision + ")%",
 		"responseCode":   "%RESPONSE_CODE%",
 		"responseFlags":  "%RESPONSE_FLAGS%",
 		"bytesReceived":  "%BYTES_RECEIVED%",

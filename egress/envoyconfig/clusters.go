@@ -21,6 +21,8 @@ const defaultConnectTimeout = 10 * time.Second
 func (b *builder) cluster(c *ir.Cluster) (*clusterv3.Cluster, error) {
 	out := &clusterv3.Cluster{
 		Name:             c.Name,
+		AltStatName:      statName(c.Name),
+		Metadata:         originMetadata(c),
 		ConnectTimeout:   durationpb.New(connectTimeout(c.ConnectTimeout)),
 		LbPolicy:         clusterv3.Cluster_ROUND_ROBIN,
 		CircuitBreakers:  circuitBreakers(c.CircuitBreaker),

@@ -90,7 +90,7 @@ func auditMetadata(route, decision string) (*corev3.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{portcullisMeta: s}}, nil
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{MetadataNamespace: s}}, nil
 }
 
 // httpRouteOf is the "namespace/name" of the HTTPRoute an IR route came from (its name

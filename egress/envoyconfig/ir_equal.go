@@ -18,7 +18,7 @@ import (
 // everything but the endpoints, which go to the load assignment. A DNS answer that
 // changes then rebuilds one load assignment, not the cluster.
 func equalClusterSettings(a, b *ir.Cluster) bool {
-	return a.Name == b.Name && a.Protocol == b.Protocol &&
+	return a.Name == b.Name && a.Origin == b.Origin && a.Protocol == b.Protocol &&
 		equalPtr(a.TLS, b.TLS, equalUpstreamTLS) &&
 		a.ConnectTimeout == b.ConnectTimeout && a.IdleTimeout == b.IdleTimeout &&
 		equalPtr(a.CircuitBreaker, b.CircuitBreaker, equalValue) &&

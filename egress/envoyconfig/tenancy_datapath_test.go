@@ -51,7 +51,8 @@ func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 	}
 	cluster := func(ns string, s *httptest.Server) ir.Cluster {
 		addr := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
-		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}}}
+		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}},
+			Origin: ir.ClusterOrigin{Kind: "Backend", Namespace: ns, Name: "api", Port: 80}}
 	}
 	down := ir.Route{Name: "team-a/down/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/down"},
 		Backends: []ir.WeightedCluster{{Cluster: "backend/team-a/down/80", Weight: 1}}}
@@ -128,9 +129,9 @@ func TestTenantIsolationDataPath(t *testing.T) {
 		from, decision string
 		fields         map[string]string
 	}{
-		{callerA, "allowed", map[string]string{"caller.namespace": "team-a", "caller.pod": "client-a", "caller.serviceAccount": "sa-a", "route": "team-a/api", "responseCode": "200", "gateway": "egress-gateway/egress", "listener": "http", "log": auditLogVersion}},
+		{callerA, "allowed", map[string]string{"caller.namespace": "team-a", "caller.pod": "client-a", "caller.serviceAccount": "sa-a", "route": "team-a/api", "backend": "team-a/api", "responseCode": "200", "gateway": "egress-gateway/egress", "listener": "http", "log": auditLogVersion}},
 		{callerA, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-a", "route": "", "upstream": "", "responseCode": "403"}},
-		{callerB, "allowed", map[string]string{"caller.namespace": "team-b", "caller.pod": "client-b", "caller.serviceAccount": "sa-b", "route": "team-b/api"}},
+		{callerB, "allowed", map[string]string{"caller.namespace": "team-b", "caller.pod": "client-b", "caller.serviceAccount": "sa-b", "route": "team-b/api", "backend": "team-b/api"}},
 		{callerNoRoutes, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-c", "caller.pod": "idle", "responseCode": "403", "upstream": ""}},
 		{callerUnknown, DecisionUnknownCaller, map[string]string{"caller.namespace": "unknown", "caller.pod": "unknown", "caller.serviceAccount": "unknown", "responseCode": "403"}},
 		{callerHost, "allowed", map[string]string{"caller.namespace": "(host)", "route": "team-a/api"}},

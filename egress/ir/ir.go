@@ -198,8 +198,11 @@ type WeightedCluster struct {
 
 // Cluster is one (Backend, port) or (Service, port) destination.
 type Cluster struct {
-	// Name is "backend/<ns>/<name>/<port>" or "service/<ns>/<name>/<port>".
+	// Name is "backend/<ns>/<name>/<port name>" or "service/<ns>/<name>/<port number>".
 	Name string `json:"name"`
+	// Origin is the Backend or Service (and port) the cluster sends to, for stats and
+	// access logs.
+	Origin ClusterOrigin `json:"origin"`
 	// Endpoints are the only addresses Envoy may connect to (served by EDS).
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// Protocol is the application protocol spoken upstream.
@@ -222,6 +225,22 @@ type Cluster struct {
 	// in the named secret, served by SDS.
 	Credential *Credential `json:"credential,omitempty"`
 }
+
+// ClusterOrigin names the object behind a cluster.
+type ClusterOrigin struct {
+	// Kind is OriginBackend or OriginService.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Port is the port number: the Backend port's, or the Service port.
+	Port uint32 `json:"port"`
+}
+
+// Kinds of ClusterOrigin.
+const (
+	OriginBackend = "Backend"
+	OriginService = "Service"
+)
 
 // UpstreamProtocol is the HTTP flavour spoken to a cluster.
 type UpstreamProtocol string

@@ -139,6 +139,7 @@ func (t *translator) buildBackendCluster(tb *translatedBackend, template ir.Clus
 	}
 	c := template
 	c.Name = "backend/" + nameOf(tb.b).String() + "/" + port.Name
+	c.Origin = ir.ClusterOrigin{Kind: ir.OriginBackend, Namespace: tb.b.Namespace, Name: tb.b.Name, Port: uint32(port.Port)}
 	c.Endpoints, c.TLS = eps, outcome.tls
 	secrets := outcome.secrets
 	if cred != nil {

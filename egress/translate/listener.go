@@ -11,9 +11,13 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// reservedEnvoyPorts are bound inside every Envoy pod (admin and readiness), so no
-// Gateway listener may use them.
-var reservedEnvoyPorts = map[uint32]string{bootstrap.PodAdminPort: "Envoy's admin interface", bootstrap.PodReadinessPort: "the Envoy pod's readiness listener"}
+// reservedEnvoyPorts are bound inside every Envoy pod (admin, readiness and metrics),
+// so no Gateway listener may use them.
+var reservedEnvoyPorts = map[uint32]string{
+	bootstrap.PodAdminPort:     "Envoy's admin interface",
+	bootstrap.PodReadinessPort: "the Envoy pod's readiness listener",
+	bootstrap.PodMetricsPort:   "the Envoy pod's metrics listener",
+}
 
 // privilegedPortOffset moves Gateway ports below 1024 to port+offset inside Envoy, so
 // Envoy needs no privilege to bind; the Service maps the public port back.

@@ -48,7 +48,11 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 	if !ok {
 		return &translatedService{err: newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Service %s not found", key.name)}
 	}
-	c := ir.Cluster{Name: fmt.Sprintf("service/%s/%d", key.name, key.port), Protocol: ir.ProtocolHTTP1}
+	c := ir.Cluster{
+		Name:     fmt.Sprintf("service/%s/%d", key.name, key.port),
+		Origin:   ir.ClusterOrigin{Kind: ir.OriginService, Namespace: key.name.Namespace, Name: key.name.Name, Port: uint32(key.port)},
+		Protocol: ir.ProtocolHTTP1,
+	}
 	var err *refError
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		c.Endpoints = vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(key.port))

@@ -38,6 +38,8 @@ type dataPath struct {
 	envoy  *xdstest.Envoy
 	// port is the Gateway listener port (>= 1024, so Envoy binds it as is).
 	port uint32
+	// metricsPort is Envoy's metrics listener, on loopback as the host provider binds it.
+	metricsPort uint32
 }
 
 // allowAll is the test address policy: loopback upstreams must be reachable here, which
@@ -56,11 +58,12 @@ func startDataPath(t *testing.T) *dataPath {
 		t.Fatal(err)
 	}
 	go func() { _ = server.Serve(ctx, lis) }()
-	xdsPort := uint32(lis.Addr().(*net.TCPAddr).Port)
+	xdsPort, metricsPort := uint32(lis.Addr().(*net.TCPAddr).Port), xdstest.FreePort(t)
 	envoy := xdstest.Start(t, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
-		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayName, NodeID: "e2e", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
+		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayName, NodeID: "e2e", XDSAddress: "127.0.0.1", XDSPort: xdsPort,
+			AdminPort: admin, MetricsPort: metricsPort})
 	}})
-	return &dataPath{t: t, server: server, envoy: envoy, port: xdstest.FreePort(t)}
+	return &dataPath{t: t, server: server, envoy: envoy, port: xdstest.FreePort(t), metricsPort: metricsPort}
 }
 
 // apply translates the YAML (a text/template over data, with the funcs of tmplFuncs),
