@@ -81,6 +81,10 @@ type Reconciler struct {
 	warned map[translate.Warning]bool
 	// callers is the caller table last published (callers.go).
 	callers []ir.Caller
+	// holding is when staging began waiting for each Gateway's Envoys
+	// (staging_patience.go); gatewayObjects are this reconcile's Gateways, for Events.
+	holding        map[string]time.Time
+	gatewayObjects map[string]*gwapiv1.Gateway
 }
 
 // reconcileKey is the single work item every event maps to.
@@ -102,6 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Unrestricted: r.opts.Unrestricted})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
+	r.gatewayObjects = gateways
 	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)
 	r.markProgrammed(&result, problems, gateways, gens)
@@ -110,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: r.requeueWhileHolding()}, err
 }
 
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
@@ -173,6 +178,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		envoyconfig.Forget(key)
 		r.versions.forget(key)
 		delete(r.lastPublished, key)
+		delete(r.holding, key)
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
 			now[key] = name

@@ -36,6 +36,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		recorder: mgr.GetEventRecorderFor("portcullis"),
 		log:      mgr.GetLogger().WithName("portcullis"),
 		live:     map[string]types.NamespacedName{},
+		holding:  map[string]time.Time{},
 
 		lastPublished: map[string]ir.Gateway{},
 	}

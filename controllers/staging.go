@@ -37,6 +37,11 @@ func (r *Reconciler) stage(desired ir.Gateway) (ir.Gateway, bool) {
 		return desired, false
 	}
 	settled := r.envoysRunLatest(desired.Name)
+	if r.waitedTooLong(desired.Name, settled) {
+		r.warnLateEnvoys(desired.Name, r.gatewayObjects[desired.Name])
+		delete(r.holding, desired.Name)
+		settled = true
+	}
 	if !settled || existingRouteGetsNewCluster(last, desired) {
 		// Step 1, or waiting for Envoy: the routes Envoy runs, every cluster of either.
 		return withClusters(last.Listeners, desired, last, nil), true

@@ -109,7 +109,7 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 		return nil, errors.New("infra: the host provider is closed")
 	}
 	e := h.envoys[gw.key()]
-	ports, err := h.portsFor(e)
+	ports, err := h.portsFor(e, gw)
 	if err != nil {
 		return nil, err
 	}
@@ -244,16 +244,21 @@ type hostPorts struct {
 }
 
 // portsFor keeps the ports of a running Envoy, so that a restart does not move its
-// metrics for Prometheus, or picks two new ones. h.mu is held.
-func (h *Host) portsFor(e *hostEnvoy) (hostPorts, error) {
+// metrics for Prometheus, or picks two new ones, never one of the Gateway's listener
+// ports (free until Envoy binds them, so the kernel may offer them). h.mu is held.
+func (h *Host) portsFor(e *hostEnvoy, gw Gateway) (hostPorts, error) {
 	if e != nil {
 		return e.ports, nil
 	}
-	admin, err := h.pickPort()
+	var listeners []uint32
+	for _, l := range gw.Listeners {
+		listeners = append(listeners, l.EnvoyPort)
+	}
+	admin, err := h.pickPort(listeners...)
 	if err != nil {
 		return hostPorts{}, err
 	}
-	metrics, err := h.pickPort(admin)
+	metrics, err := h.pickPort(append(listeners, admin)...)
 	if err != nil {
 		return hostPorts{}, err
 	}
