@@ -198,6 +198,7 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 		}
 		gatewayStates[key] = fleets[key].gatewayState(generation)
 		applyProgrammed(st, gatewayStates[key])
+		markRejectedListeners(st, gateways[key], gatewayStates[key])
 	}
 	for key, st := range result.Statuses.Backends {
 		c := findCond(st.Conditions, egressv1alpha1.ConditionProgrammed)

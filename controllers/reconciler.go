@@ -85,6 +85,9 @@ type Reconciler struct {
 	// (staging_patience.go); gatewayObjects are this reconcile's Gateways, for Events.
 	holding        map[string]time.Time
 	gatewayObjects map[string]*gwapiv1.Gateway
+	// bindRetries is when each Gateway's configuration was last resent after a bind
+	// failure (listener_retry.go).
+	bindRetries map[string]time.Time
 }
 
 // reconcileKey is the single work item every event maps to.
@@ -115,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{RequeueAfter: r.requeueWhileHolding()}, err
+	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures())}, err
 }
 
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
@@ -179,6 +182,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		r.versions.forget(key)
 		delete(r.lastPublished, key)
 		delete(r.holding, key)
+		delete(r.bindRetries, key)
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
 			now[key] = name
@@ -247,4 +251,15 @@ func backendUsable(st *egressv1alpha1.BackendStatus) bool {
 		}
 	}
 	return true
+}
+
+// soonest is the shortest positive duration, 0 when there is none.
+func soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
 }

@@ -38,6 +38,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		live:     map[string]types.NamespacedName{},
 		holding:  map[string]time.Time{},
 
+		bindRetries: map[string]time.Time{},
+
 		lastPublished: map[string]ir.Gateway{},
 	}
 }

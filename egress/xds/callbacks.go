@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,7 +110,25 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 	if s.recordRequestLocked(st, req) {
 		s.changes.mark(st.gateway)
 	}
+	s.parkEmptyRequestLocked(st, req)
 	return nil
+}
+
+// parkEmptyRequestLocked quiets a request that names no resource of a type Envoy only
+// asks for by name (route tables, endpoints, secrets): Envoy wants none of them, e.g.
+// after it rejected the listener that needed a route table. go-control-plane answers
+// such a request with every resource of the type whenever the request's version differs
+// from the snapshot's, Envoy ignores the answer and asks again with its old version,
+// and the two looped tens of thousands of times a second. Presenting the snapshot's
+// version as the request's makes the cache wait for the next snapshot instead (which
+// it then sends once; Envoy ignores it once).
+func (s *Server) parkEmptyRequestLocked(st *streamState, req *discoveryv3.DiscoveryRequest) {
+	if len(req.GetResourceNames()) != 0 || !slices.Contains(namedOnlyTypes, req.GetTypeUrl()) {
+		return
+	}
+	if gw := s.gateways[st.gateway]; gw != nil && gw.version != "" {
+		req.VersionInfo = gw.version
+	}
 }
 
 // attachLocked ties a stream to the Gateway its node names, on the first request.

@@ -63,6 +63,7 @@ func (s *Server) Remove(gateway string) {
 	defer s.publishMu.Unlock()
 	s.cache.ClearSnapshot(gateway)
 	delete(s.memos, gateway)
+	delete(s.resends, gateway)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.gateways[gateway]

@@ -49,6 +49,8 @@ type Server struct {
 	// resources.
 	publishMu sync.Mutex
 	memos     map[string]*analysis
+	// resends counts Resend calls per Gateway, to name each resent version.
+	resends map[string]int
 
 	// mu guards the state below; it is never held while calling into the cache.
 	mu       sync.Mutex
@@ -65,6 +67,7 @@ func New(log logr.Logger) *Server {
 		log:      log,
 		now:      time.Now,
 		memos:    map[string]*analysis{},
+		resends:  map[string]int{},
 		gateways: map[string]*gatewayState{},
 		streams:  map[int64]*streamState{},
 		changes:  newNotifier(),
@@ -82,6 +85,12 @@ func (s *Server) Changes() <-chan string { return s.changes.out }
 // and Envoys reconnect to another server. opts come after the defaults (keepalive,
 // message size), so they may override them; TLS credentials go there. Serve may be
 // called once.
+// namedOnlyTypes are the resource types Envoy always asks for by name. go-control-plane
+// by default reads a request with no names as "every resource" (the legacy wildcard of
+// listeners and clusters); for these types an empty request means Envoy no longer wants
+// any (see parkEmptyRequestLocked).
+var namedOnlyTypes = []string{resource.RouteType, resource.EndpointType, resource.SecretType}
+
 func (s *Server) Serve(ctx context.Context, lis net.Listener, opts ...grpc.ServerOption) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("xds: Serve called twice")
@@ -92,7 +101,8 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, opts ...grpc.Serve
 	grpcServer := grpc.NewServer(append(defaultServerOptions(), opts...)...)
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(grpcServer, adsService{
 		sotw: sotw.NewServer(ctx, s.cache, callbacks{s},
-			sotw.WithOrderedADS(), sotw.WithLogger(cacheLogger{s.log.WithName("server")})),
+			sotw.WithOrderedADS(), sotw.WithLogger(cacheLogger{s.log.WithName("server")}),
+			sotw.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
 	})
 
 	go s.changes.run(ctx)

@@ -1,0 +1,51 @@
+package xds
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+)
+
+// resendSuffix marks a version that carries the same configuration as the version it
+// extends, sent again.
+const resendSuffix = "+resend"
+
+// Resend publishes the Gateway's current configuration again under a new version, so
+// that every Envoy of the Gateway applies it again. Envoy does not retry a
+// configuration it rejected, and the server does not resend a version an Envoy
+// rejected (recordNackLocked); a rejection whose cause may go away (a listener port
+// another process held) needs a new attempt. It returns the new version.
+func (s *Server) Resend(gateway string) (string, error) {
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
+	snap, err := s.cache.GetSnapshot(gateway)
+	if err != nil {
+		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
+	}
+	base, _, _ := strings.Cut(s.publishedVersion(gateway), resendSuffix)
+	version := fmt.Sprintf("%s%s%d", base, resendSuffix, s.resends[gateway]+1)
+	byType := map[resource.Type][]types.Resource{}
+	for _, typeURL := range []resource.Type{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
+		for _, r := range snap.GetResources(typeURL) {
+			byType[typeURL] = append(byType[typeURL], r)
+		}
+	}
+	next, err := cachev3.NewSnapshot(version, byType)
+	if err != nil {
+		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
+	}
+	if err := s.cache.SetSnapshot(context.Background(), gateway, next); err != nil {
+		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
+	}
+	s.resends[gateway]++
+	s.mu.Lock()
+	g := s.gatewayLocked(gateway)
+	counts := g.resources
+	s.mu.Unlock()
+	s.setPublished(gateway, version, counts)
+	return version, nil
+}
