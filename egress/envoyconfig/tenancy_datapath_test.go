@@ -297,3 +297,40 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestEscapedSlashesAreRedirected: "%2F" would let "/x%2F..%2Fdown" pass a rule on
+// "/x" while an upstream that decodes it serves "/down". Envoy decodes it and redirects
+// the client to the path the rules match, so no rule sees a path the upstream reads
+// differently.
+func TestEscapedSlashesAreRedirected(t *testing.T) {
+	envoy := testenv.EnvoyBinary(t)
+	a, b := httptest.NewServer(echoHandler("a")), httptest.NewServer(echoHandler("b"))
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	port := freePort(t)
+	bs, err := Static(tenancyGateway(port, freePort(t), a, b), Options{}, freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := protojson.Marshal(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEnvoyAudit(t, envoy, writeFile(t, "bootstrap.json", j))
+	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	waitReady(t, base+"/")
+	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequest(http.MethodGet, base+"/x%2F..%2Fdown", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "api.example.com"
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "/down" {
+		t.Fatalf("GET /x%%2F..%%2Fdown: %d Location %q, want 307 to /down", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
