@@ -150,7 +150,7 @@ func envoyEgressSpec(opts EnvoyEgress, gw *gwapiv1.Gateway, allowed allowedEndpo
 		}},
 		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &xdsPort}},
 	}
-	dns := lockdownSpec(nil).Egress[0]
+	dns := lockdownSpec(nil).Egress[0] // with no Gateway: the DNS rule alone
 	return networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{MatchLabels: infra.SelectorLabels(gw.Namespace, gw.Name)},
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/portcullis-io/portcullis/controllers/infra"
 	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
@@ -27,9 +29,6 @@ const (
 	managedBy      = "portcullis"
 )
 
-// envoyPodLabels select the Envoy pods of every Portcullis Gateway.
-var envoyPodLabels = map[string]string{"app.kubernetes.io/name": "portcullis-envoy"}
-
 // clusterDNSPeer is the cluster's DNS pods, which locked-down pods may still query.
 var clusterDNSPeer = networkingv1.NetworkPolicyPeer{
 	NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "kube-system"}},
@@ -40,12 +39,11 @@ var clusterDNSPeer = networkingv1.NetworkPolicyPeer{
 // to the Envoy pods on their listener ports and to cluster DNS) and removes it from
 // namespaces that lost the label.
 func (r *Reconciler) syncLockdown(ctx context.Context, res *egress.Resources, gateways []ir.Gateway) error {
-	ports := envoyListenerPorts(gateways)
 	var errs []error
 	for i := range res.Namespaces {
 		ns := &res.Namespaces[i]
 		if ns.Labels[LockdownLabel] == "true" {
-			errs = append(errs, r.ensureLockdown(ctx, ns.Name, ports))
+			errs = append(errs, r.ensureLockdown(ctx, ns.Name, gateways))
 		} else {
 			errs = append(errs, r.removeLockdown(ctx, ns.Name))
 		}
@@ -53,14 +51,14 @@ func (r *Reconciler) syncLockdown(ctx context.Context, res *egress.Resources, ga
 	return errors.Join(errs...)
 }
 
-func (r *Reconciler) ensureLockdown(ctx context.Context, namespace string, ports []int32) error {
+func (r *Reconciler) ensureLockdown(ctx context.Context, namespace string, gateways []ir.Gateway) error {
 	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: LockdownPolicyName, Namespace: namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
 		if np.Labels == nil {
 			np.Labels = map[string]string{}
 		}
 		np.Labels[managedByLabel] = managedBy
-		np.Spec = lockdownSpec(ports)
+		np.Spec = lockdownSpec(gateways)
 		return nil
 	})
 	return err
@@ -78,33 +76,44 @@ func (r *Reconciler) removeLockdown(ctx context.Context, namespace string) error
 	return client.IgnoreNotFound(r.client.Delete(ctx, np))
 }
 
-// lockdownSpec allows every pod of the namespace egress to the Envoy pods on the given
-// ports and to cluster DNS, and nothing else. With no Gateway yet, only DNS is allowed:
-// fail closed.
-func lockdownSpec(ports []int32) networkingv1.NetworkPolicySpec {
+// lockdownSpec allows egress to cluster DNS and, per Gateway, to that Gateway's Envoy
+// pods on its listener ports, and nothing else. Each Gateway's pods are selected in the
+// Gateway's own namespace (by kubernetes.io/metadata.name, which only the API server
+// sets) and by the labels the Kubernetes provider puts on them: a pod that copies those
+// labels in any other namespace is no way out.
+func lockdownSpec(gateways []ir.Gateway) networkingv1.NetworkPolicySpec {
 	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
 	dns := intstr.FromInt32(53)
 	spec := networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{},
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
-		Egress: []networkingv1.NetworkPolicyEgressRule{{
-			To:    []networkingv1.NetworkPolicyPeer{clusterDNSPeer},
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
-		}},
 	}
-	if len(ports) == 0 {
-		return spec
+	for _, gw := range gateways {
+		ports := envoyListenerPorts([]ir.Gateway{gw})
+		if len(ports) == 0 {
+			continue
+		}
+		rule := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{envoyPodsOf(gw.Name)}}
+		for _, p := range ports {
+			port := intstr.FromInt32(p)
+			rule.Ports = append(rule.Ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
+		}
+		spec.Egress = append(spec.Egress, rule)
 	}
-	rule := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{
-		NamespaceSelector: &metav1.LabelSelector{},
-		PodSelector:       &metav1.LabelSelector{MatchLabels: envoyPodLabels},
-	}}}
-	for _, p := range ports {
-		port := intstr.FromInt32(p)
-		rule.Ports = append(rule.Ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
-	}
-	spec.Egress = append([]networkingv1.NetworkPolicyEgressRule{rule}, spec.Egress...)
+	spec.Egress = append(spec.Egress, networkingv1.NetworkPolicyEgressRule{
+		To:    []networkingv1.NetworkPolicyPeer{clusterDNSPeer},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+	})
 	return spec
+}
+
+// envoyPodsOf selects the Envoy pods of one Gateway ("namespace/name"), in its namespace.
+func envoyPodsOf(gateway string) networkingv1.NetworkPolicyPeer {
+	ns, name, _ := strings.Cut(gateway, "/")
+	return networkingv1.NetworkPolicyPeer{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: infra.SelectorLabels(ns, name)},
+	}
 }
 
 // envoyListenerPorts are the ports Envoy binds for every Gateway: NetworkPolicies match

@@ -135,6 +135,9 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			r.log.Error(err, "envoy egress policy", "gateway", gw.Name)
 			continue
 		}
+		if err := r.writeEnvoyIngress(ctx, desired, obj); err != nil {
+			r.log.Error(err, "envoy ingress policy", "gateway", gw.Name)
+		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
 		out, err := envoyconfig.Build(gw, r.opts.Envoy)
 		var version string
@@ -183,6 +186,9 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		delete(r.lastPublished, key)
 		delete(r.holding, key)
 		delete(r.bindRetries, key)
+		if err := r.deleteEnvoyIngress(ctx, name.Namespace, name.Name); err != nil {
+			r.log.Error(err, "delete Envoy ingress NetworkPolicy", "gateway", key)
+		}
 		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
 			now[key] = name
