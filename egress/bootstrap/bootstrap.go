@@ -78,7 +78,7 @@ func Build(opts Options) (*bootstrapv3.Bootstrap, error) {
 		DynamicResources: dynamicResources(),
 		StaticResources:  &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{xds}},
 		Admin:            admin(opts),
-		LayeredRuntime:   layeredRuntime(),
+		LayeredRuntime:   LayeredRuntime(),
 		OverloadManager:  overload,
 	}
 	if opts.ReadinessPort != 0 {
