@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ type Options struct {
 	DNS *dnsguard.Store
 	// AddressPolicy vets literal IP destinations (the DNS guard's).
 	AddressPolicy egress.AddressPolicy
+	// ClusterCIDRs are the pod and service ranges (the DNS guard's --cluster-cidr): Service
+	// endpoints outside them must pass AddressPolicy (translate.Options.ClusterCIDRs).
+	ClusterCIDRs []netip.Prefix
 	// Provider runs each Gateway's Envoy fleet.
 	Provider infra.Provider
 	// Envoy are the options of the Envoy configuration builders.
@@ -89,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 	}
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
-		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock()})
+		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock()})
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)

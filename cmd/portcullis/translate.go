@@ -49,7 +49,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
 		return 2
 	}
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, Now: time.Now()})
+	clusterCIDRs, _ := f.guard.ClusterPrefixes() // validated by vetAddresses
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Now: time.Now()})
 	opts := envoyconfig.Options{SystemCAFile: f.systemCAFile}
 	if f.output == "static-bootstrap" {
 		err = printStatic(stdout, result, f.gateway, opts, uint32(f.adminPort))

@@ -30,6 +30,8 @@ type testInput struct {
 	Kind        string           `json:"kind"`
 	Addresses   egress.Addresses `json:"addresses"`
 	DeniedCIDRs []string         `json:"deniedCIDRs"`
+	// ClusterCIDRs become Options.ClusterCIDRs (the DNS guard's --cluster-cidr).
+	ClusterCIDRs []string `json:"clusterCIDRs"`
 	// Now is the translation time (default: 2027-01-01, inside the test certificates' life).
 	Now time.Time `json:"now"`
 }
@@ -120,7 +122,11 @@ func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addre
 	if now.IsZero() {
 		now = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	return res, ti.Addresses, Options{AddressPolicy: policy, Now: now}
+	var cluster []netip.Prefix
+	for _, c := range ti.ClusterCIDRs {
+		cluster = append(cluster, netip.MustParsePrefix(c))
+	}
+	return res, ti.Addresses, Options{AddressPolicy: policy, ClusterCIDRs: cluster, Now: now}
 }
 
 func pemFile(t *testing.T) func(string) string {

@@ -68,7 +68,8 @@ func startDataPath(t *testing.T) *dataPath {
 func (d *dataPath) apply(yamlTmpl string, data any, addrs egress.Addresses) translate.Result {
 	d.t.Helper()
 	res := loadResources(d.t, yamlTmpl, data)
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}})
+	// Upstreams listen on loopback, so Service endpoints there must be let through.
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}, AllowLoopbackEndpoints: true})
 	var gw *ir.Gateway
 	for i := range result.Gateways {
 		if result.Gateways[i].Name == gatewayName {
