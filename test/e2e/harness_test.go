@@ -55,7 +55,11 @@ func startDataPath(t *testing.T) *dataPath {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = server.Serve(ctx, lis) }()
+	served := make(chan struct{})
+	go func() { defer close(served); _ = server.Serve(ctx, lis) }()
+	// Serve logs through the test's logger as it stops: wait for it, or a log line after
+	// the test has completed panics the whole test binary.
+	t.Cleanup(func() { cancel(); <-served })
 	xdsPort := uint32(lis.Addr().(*net.TCPAddr).Port)
 	envoy := xdstest.Start(t, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayName, NodeID: "e2e", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
