@@ -20,7 +20,7 @@ import (
 // team-b both locked down, the Gateway's Envoy egress and ingress policies.
 func TestPolicySemantics(t *testing.T) {
 	gw := ir.Gateway{
-		Name: "edge/egress",
+		Name:      "edge/egress",
 		Listeners: []ir.Listener{{Name: "http-10080", Port: 10080, Isolated: true, Tenants: []ir.Tenant{{Namespace: "team-a"}}}},
 		Clusters:  []ir.Cluster{{Name: "backend/team-a/api/https", Endpoints: []ir.Endpoint{{Address: "203.0.113.10", Port: 443}}}},
 	}

@@ -39,6 +39,9 @@ type Options struct {
 	DNS *dnsguard.Store
 	// AddressPolicy vets literal IP destinations (the DNS guard's).
 	AddressPolicy egress.AddressPolicy
+	// ClusterCIDRs are the pod and service ranges (the DNS guard's --cluster-cidr): Service
+	// endpoints outside them must pass AddressPolicy (translate.Options.ClusterCIDRs).
+	ClusterCIDRs []netip.Prefix
 	// Provider runs each Gateway's Envoy fleet.
 	Provider infra.Provider
 	// Envoy are the options of the Envoy configuration builders.
@@ -105,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
-		AddressPolicy: r.opts.AddressPolicy, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
+		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
 		Unrestricted: r.opts.Unrestricted})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)

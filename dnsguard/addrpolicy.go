@@ -95,9 +95,9 @@ func (p *AddressPolicy) Check(a netip.Addr) Verdict {
 	}
 	a = a.WithZone("")
 	x := a.Unmap()
-	for _, e := range embeddedIPv4s(x) {
-		if v := p.checkOne(e.addr); !v.OK {
-			v.Reason = e.via + " " + e.addr.String() + ": " + v.Reason
+	for _, e := range egress.EmbeddedIPv4s(x) {
+		if v := p.checkOne(e.Addr); !v.OK {
+			v.Reason = e.Via + " " + e.Addr.String() + ": " + v.Reason
 			return v
 		}
 	}

@@ -73,7 +73,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var((*listFlag)(&c.DNSServers), "dns-server", "DNS server IP or IP:port, tried in order (repeatable; default: the nameservers of "+DefaultResolvConf+")")
 	fs.Var((*familyFlag)(&c.IPFamily), "dns-ip-family", "address records to ask for: ipv4 (A), ipv6 (AAAA) or dual (both)")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "the cluster's DNS domain; names under it are refused")
-	fs.Var((*listFlag)(&c.ClusterCIDRs), "cluster-cidr", "pod or service CIDR; addresses in it are refused (repeatable)")
+	fs.Var((*listFlag)(&c.ClusterCIDRs), "cluster-cidr", "pod or service CIDR: DNS answers in it are refused, and Service endpoints outside every cluster CIDR must pass the address policy (repeatable)")
 	fs.Var((*listFlag)(&c.DenyCIDRs), "deny-cidr", "extra CIDR whose addresses are refused (repeatable)")
 	fs.Var((*listFlag)(&c.AllowCIDRs), "allow-cidr", "CIDR whose addresses are allowed even inside a denied range (repeatable; operator exceptions)")
 	fs.Var((*listFlag)(&c.DenyNameSuffixes), "deny-name-suffix", "extra DNS suffix whose names are refused (repeatable)")
@@ -138,6 +138,20 @@ func (c Config) NamePolicy() (*NamePolicy, error) {
 // AddressPolicy compiles the address policy of c.
 func (c Config) AddressPolicy() (*AddressPolicy, error) {
 	return NewAddressPolicy(c.ClusterCIDRs, c.DenyCIDRs, c.AllowCIDRs)
+}
+
+// ClusterPrefixes parses ClusterCIDRs for the translator, which admits Service
+// endpoints inside them (translate.Options.ClusterCIDRs).
+func (c Config) ClusterPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.ClusterCIDRs))
+	for _, raw := range c.ClusterCIDRs {
+		p, err := parseCIDR(raw)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-cidr %q: %w", raw, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // listFlag is a repeatable flag whose values may also be comma-separated.

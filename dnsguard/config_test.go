@@ -2,6 +2,7 @@ package dnsguard
 
 import (
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,5 +154,21 @@ func TestServersFromResolvConfVariants(t *testing.T) {
 				t.Fatalf("Servers = %v, %v; want %v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestClusterPrefixes checks what the translator receives from --cluster-cidr: parsed
+// prefixes, an IPv4-mapped one as IPv4, and an error naming the flag.
+func TestClusterPrefixes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ClusterCIDRs = []string{"10.96.0.0/12", " fd00:10::/64", "::ffff:10.244.0.0/112"}
+	got, err := cfg.ClusterPrefixes()
+	want := []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("fd00:10::/64"), netip.MustParsePrefix("10.244.0.0/16")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ClusterPrefixes() = %v, %v; want %v", got, err, want)
+	}
+	cfg.ClusterCIDRs = []string{"10.96.0.1/12"}
+	if _, err := cfg.ClusterPrefixes(); err == nil || !strings.Contains(err.Error(), "--cluster-cidr") {
+		t.Fatalf("a CIDR with host bits: err %v, want one naming --cluster-cidr", err)
 	}
 }

@@ -17,7 +17,8 @@
 //	go store.Run(ctx)
 //	store.SetNames(fqdnsOfAllBackends)             // after each gather
 //	<-store.Changes(); store.Changed()             // names to re-translate
-//	translate.Translate(res, store.Addresses(), translate.Options{AddressPolicy: resolver.AddressPolicy()})
+//	cluster, _ := cfg.ClusterPrefixes()           // Service endpoints outside them are vetted
+//	translate.Translate(res, store.Addresses(), translate.Options{AddressPolicy: resolver.AddressPolicy(), ClusterCIDRs: cluster})
 //
 // Everything fails closed:
 //   - A name, or any CNAME target in its chain, that the name policy refuses yields no

@@ -36,8 +36,10 @@ type deniedRange struct {
 }
 
 // specialPurposeRanges are the IANA special-purpose ranges DESIGN.md section 6 lists,
-// exactly. The metadata entries only sharpen the reason for well-known cloud metadata
-// addresses that a listed range already covers; they refuse nothing more.
+// plus the well-known cloud metadata endpoints. Most of those only sharpen the reason
+// for an address a listed range already covers (169.254.169.254, 100.100.100.200,
+// fd00:ec2::254); Azure's WireServer, 168.63.129.16, is public address space and is
+// refused only by its own entry.
 var specialPurposeRanges = []deniedRange{
 	// IPv4
 	builtin("0.0.0.0/8", `"this network"`, CategoryThisNetwork),
@@ -47,6 +49,7 @@ var specialPurposeRanges = []deniedRange{
 	builtin("127.0.0.0/8", "loopback", CategoryLoopback),
 	builtin("169.254.0.0/16", "link-local", CategoryLinkLocal),
 	builtin("169.254.169.254/32", "cloud metadata endpoint in link-local", CategoryMetadata),
+	builtin("168.63.129.16/32", "cloud platform endpoint (Azure WireServer)", CategoryMetadata),
 	builtin("172.16.0.0/12", "private", CategoryPrivate),
 	builtin("192.0.0.0/24", "IETF protocol assignments", CategorySpecialPurpose),
 	builtin("192.0.2.0/24", "documentation (TEST-NET-1)", CategoryDocumentation),

@@ -197,12 +197,16 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	if err != nil {
 		return err
 	}
+	clusterCIDRs, err := f.guard.ClusterPrefixes()
+	if err != nil {
+		return err
+	}
 	if err := mgr.Add(runnable(func(ctx context.Context) error { return store.Run(ctx) })); err != nil {
 		return err
 	}
 	unrestricted, _ := f.unrestricted() // validated
 	r := controllers.NewReconciler(mgr, controllers.Options{
-		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, Provider: provider,
+		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
 		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted,
 	})

@@ -51,7 +51,8 @@ func runTranslate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	unrestricted, _ := parseUnrestricted(f.unrestricted) // validated
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, Now: time.Now(), Unrestricted: unrestricted})
+	clusterCIDRs, _ := f.guard.ClusterPrefixes()         // validated by vetAddresses
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Now: time.Now(), Unrestricted: unrestricted})
 	opts := envoyconfig.Options{SystemCAFile: f.systemCAFile}
 	if f.output == "static-bootstrap" {
 		err = printStatic(stdout, result, f.gateway, opts, uint32(f.adminPort))

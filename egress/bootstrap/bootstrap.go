@@ -86,7 +86,7 @@ func Build(opts Options) (*bootstrapv3.Bootstrap, error) {
 		DynamicResources: dynamicResources(),
 		StaticResources:  static,
 		Admin:            admin(opts),
-		LayeredRuntime:   layeredRuntime(),
+		LayeredRuntime:   LayeredRuntime(),
 		OverloadManager:  overload,
 	}
 	if err := b.ValidateAll(); err != nil {

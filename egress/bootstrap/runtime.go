@@ -6,6 +6,8 @@ import (
 	downstreamconnectionsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/resource_monitors/downstream_connections/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // MaxDownstreamConnections caps the connections one Envoy accepts on all its listeners
@@ -14,15 +16,19 @@ const MaxDownstreamConnections = 50000
 
 // Runtime defaults. HTTPRoute regular expressions come from users who cannot predict
 // RE2's program size, so the limit is raised from Envoy's default of 100 (a larger
-// program still runs in linear time); above the warning level Envoy logs a warning.
+// program still runs in linear time); above the warning level Envoy logs a warning. The
+// translator refuses a regular expression above the error level on its route
+// (ir.MaxRegexProgramSize), so Envoy never sees one.
 const (
-	regexProgramSizeErrorLevel = 1000
+	regexProgramSizeErrorLevel = ir.MaxRegexProgramSize
 	regexProgramSizeWarnLevel  = 200
 )
 
-// layeredRuntime has a static layer with the defaults above and an admin layer, so that
-// an operator can adjust a runtime key through the (local-only) admin interface.
-func layeredRuntime() *bootstrapv3.LayeredRuntime {
+// LayeredRuntime has a static layer with the defaults above and an admin layer, so that
+// an operator can adjust a runtime key through the (local-only) admin interface. Every
+// bootstrap of an Envoy serving translated configuration uses it, static ones included:
+// the translator's checks assume its limits.
+func LayeredRuntime() *bootstrapv3.LayeredRuntime {
 	static := &structpb.Struct{Fields: map[string]*structpb.Value{
 		"re2.max_program_size.error_level": structpb.NewNumberValue(regexProgramSizeErrorLevel),
 		"re2.max_program_size.warn_level":  structpb.NewNumberValue(regexProgramSizeWarnLevel),

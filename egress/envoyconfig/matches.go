@@ -101,8 +101,9 @@ func exactMatcher(s string) *matcherv3.StringMatcher {
 	return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: s}}
 }
 
-// regexMatcher is an RE2 matcher (Envoy's only safe engine). Go's regexp speaks the same
-// syntax, so a pattern Envoy would reject is caught here instead of in a NACK.
+// regexMatcher is an RE2 matcher (Envoy's only safe engine). The translator refuses, on
+// the route, every pattern Envoy would reject (syntax, escapes, program size: see
+// translate's checkRegex); this syntax check is only a last guard for IR built elsewhere.
 func regexMatcher(pattern string) (*matcherv3.RegexMatcher, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return nil, fmt.Errorf("invalid RE2 pattern %q: %w", pattern, err)

@@ -6,6 +6,7 @@ import (
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
@@ -26,6 +27,9 @@ func Static(gw ir.Gateway, opts Options, adminPort uint32) (*bootstrapv3.Bootstr
 	bs := &bootstrapv3.Bootstrap{
 		Node:  &corev3.Node{Id: gw.Name, Cluster: gw.Name},
 		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", adminPort)},
+		// The same runtime as the xDS bootstrap: the translator refuses regexes against
+		// its program-size limit, not Envoy's lower default.
+		LayeredRuntime: bootstrap.LayeredRuntime(),
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
 			Listeners: r.Listeners,
 			Clusters:  r.Clusters,

@@ -161,7 +161,9 @@ func (t *translator) buildBackendCluster(tb *translatedBackend, template ir.Clus
 }
 
 // credentialSecret reads the credential-injection Secret into a Generic secret holding
-// the whole header value; only SDS ever carries it to Envoy.
+// the whole header value; only SDS ever carries it to Envoy. A value with a line break
+// (often a trailing newline from a file) is refused rather than trimmed: sent as is it
+// would end the header and start another.
 func (t *translator) credentialSecret(b *egressv1alpha1.Backend, cred *credentialRef, c *ir.Cluster) (*ir.Secret, *refError) {
 	ref := types.NamespacedName{Namespace: b.Namespace, Name: cred.secret}
 	value, e := t.objectValue(ref, "Secret", cred.key, egressv1alpha1.ReasonInvalidCredentialRef)
@@ -169,7 +171,12 @@ func (t *translator) credentialSecret(b *egressv1alpha1.Backend, cred *credentia
 		e.msg = "credential-injection: " + e.msg
 		return nil, e
 	}
-	s := ir.Secret{Name: "credential/" + nameOf(b).String(), Kind: ir.SecretGeneric, Value: append([]byte(cred.prefix), value...)}
+	header := append([]byte(cred.prefix), value...)
+	if err := checkHeaderValue(string(header)); err != nil {
+		// The message never quotes the value: it is a credential.
+		return nil, newRefError(egressv1alpha1.ReasonInvalidCredentialRef, "credential-injection: Secret %s key %q: as the %s header, %v", ref, cred.key, cred.header, err)
+	}
+	s := ir.Secret{Name: "credential/" + nameOf(b).String(), Kind: ir.SecretGeneric, Value: header}
 	c.Credential = &ir.Credential{Header: cred.header, Secret: s.Name}
 	return &s, nil
 }

@@ -56,13 +56,13 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 			continue
 		}
 		wc.Weight = weight
-		for _, f := range ref.Filters {
+		for j, f := range ref.Filters {
 			if f.Type != gwapiv1.HTTPRouteFilterRequestHeaderModifier {
 				return fmt.Errorf("rules[%d].backendRefs[%d].filters: type %s is not supported on a backendRef; only RequestHeaderModifier is", ruleIdx, i, f.Type)
 			}
 			wc.RequestHeaders = headerMutation(f.RequestHeaderModifier)
 			if err := checkHeaderMutation(wc.RequestHeaders); err != nil {
-				return fmt.Errorf("rules[%d].backendRefs[%d].filters.requestHeaderModifier: %v", ruleIdx, i, err)
+				return fmt.Errorf("rules[%d].backendRefs[%d].filters[%d].requestHeaderModifier.%v", ruleIdx, i, j, err)
 			}
 		}
 		out.Backends = append(out.Backends, wc)

@@ -95,7 +95,11 @@ func vettedEndpoints(res egress.Resolution, port uint32) []ir.Endpoint {
 }
 
 // serviceEndpoints returns the ready endpoints of a Service port, with the target port
-// each EndpointSlice gives for that port's name.
+// each EndpointSlice gives for that port's name. Only IPv4 and IPv6 slices count: an
+// FQDN slice holds names, which Envoy would be handed as addresses. An address the
+// endpoint policy refuses (checkEndpoint) refuses the whole Service, so that a bad
+// endpoint is seen at once rather than hidden behind the good ones: the Backend is not
+// Accepted, and a route to the Service has ResolvedRefs=False (its share answers 500).
 func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.Endpoint, *refError) {
 	var svcPort *corev1.ServicePort
 	for i := range svc.Spec.Ports {
@@ -107,9 +111,10 @@ func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.End
 		return nil, newRefError(egressv1alpha1.ReasonServiceNotFound, "Service %s has no port %d", nameOf(svc), port)
 	}
 	var out []ir.Endpoint
+	refused := refusedEndpoints{}
 	for _, slice := range t.slices[nameOf(svc)] {
 		target, ok := slicePort(slice, svcPort.Name)
-		if !ok {
+		if !ok || !ipSlice(slice) {
 			continue
 		}
 		for _, ep := range slice.Endpoints {
@@ -117,12 +122,23 @@ func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.End
 				continue
 			}
 			for _, a := range ep.Addresses {
+				if ok, reason := t.checkEndpoint(a); !ok {
+					refused[a] = reason
+					continue
+				}
 				out = append(out, ir.Endpoint{Address: a, Port: target})
 			}
 		}
 	}
+	if e := refused.error(nameOf(svc)); e != nil {
+		return nil, e
+	}
 	sortEndpoints(out)
 	return out, nil
+}
+
+func ipSlice(s *discoveryv1.EndpointSlice) bool {
+	return s.AddressType == discoveryv1.AddressTypeIPv4 || s.AddressType == discoveryv1.AddressTypeIPv6
 }
 
 func slicePort(s *discoveryv1.EndpointSlice, name string) (uint32, bool) {

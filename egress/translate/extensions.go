@@ -65,7 +65,7 @@ var extensionSpecs = map[string]extensionSpec{
 				m.Add[i].Name = strings.ToLower(m.Add[i].Name)
 			}
 			if err := checkHeaderMutation(&m); err != nil {
-				return err
+				return fmt.Errorf("config.%v", err)
 			}
 			c.RequestHeaders = &m
 			return nil
@@ -133,6 +133,12 @@ func parseCredential(cfg config) (*credentialRef, error) {
 	}
 	if raw.Header == "" {
 		raw.Header = "Authorization"
+	}
+	if err := checkMutableHeaderName(raw.Header); err != nil {
+		return nil, fmt.Errorf("config.header: %v", err)
+	}
+	if err := checkHeaderValue(raw.Prefix); err != nil {
+		return nil, fmt.Errorf("config.prefix: %v", err)
 	}
 	return &credentialRef{secret: raw.SecretRef.Name, key: raw.Key, header: strings.ToLower(raw.Header), prefix: raw.Prefix}, nil
 }

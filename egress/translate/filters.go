@@ -17,12 +17,12 @@ func applyFilters(r *ir.Route, filters []gwapiv1.HTTPRouteFilter) error {
 		case gwapiv1.HTTPRouteFilterRequestHeaderModifier:
 			r.RequestHeaders = headerMutation(f.RequestHeaderModifier)
 			if err := checkHeaderMutation(r.RequestHeaders); err != nil {
-				return fmt.Errorf("filters[%d].requestHeaderModifier: %v", i, err)
+				return fmt.Errorf("filters[%d].requestHeaderModifier.%v", i, err)
 			}
 		case gwapiv1.HTTPRouteFilterResponseHeaderModifier:
 			r.ResponseHeaders = headerMutation(f.ResponseHeaderModifier)
 			if err := checkHeaderMutation(r.ResponseHeaders); err != nil {
-				return fmt.Errorf("filters[%d].responseHeaderModifier: %v", i, err)
+				return fmt.Errorf("filters[%d].responseHeaderModifier.%v", i, err)
 			}
 		case gwapiv1.HTTPRouteFilterRequestRedirect:
 			r.Redirect = redirect(f.RequestRedirect)

@@ -30,6 +30,8 @@ type testInput struct {
 	Kind        string           `json:"kind"`
 	Addresses   egress.Addresses `json:"addresses"`
 	DeniedCIDRs []string         `json:"deniedCIDRs"`
+	// ClusterCIDRs become Options.ClusterCIDRs (the DNS guard's --cluster-cidr).
+	ClusterCIDRs []string `json:"clusterCIDRs"`
 	// Now is the translation time (default: 2027-01-01, inside the test certificates' life).
 	Now time.Time `json:"now"`
 	// Unrestricted are the unrestricted caller ranges (local mode's host).
@@ -122,11 +124,14 @@ func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addre
 	if now.IsZero() {
 		now = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	var unrestricted []netip.Prefix
+	var unrestricted, cluster []netip.Prefix
 	for _, u := range ti.Unrestricted {
 		unrestricted = append(unrestricted, netip.MustParsePrefix(u))
 	}
-	return res, ti.Addresses, Options{AddressPolicy: policy, Now: now, Unrestricted: unrestricted}
+	for _, c := range ti.ClusterCIDRs {
+		cluster = append(cluster, netip.MustParsePrefix(c))
+	}
+	return res, ti.Addresses, Options{AddressPolicy: policy, ClusterCIDRs: cluster, Now: now, Unrestricted: unrestricted}
 }
 
 func pemFile(t *testing.T) func(string) string {

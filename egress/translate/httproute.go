@@ -147,6 +147,9 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 		if err := applyFilters(&base, rule.Filters); err != nil {
 			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
 		}
+		if err := checkMatches(rule.Matches); err != nil {
+			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
+		}
 		timeouts, err := convertTimeouts(rule.Timeouts)
 		if err != nil {
 			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -30,6 +31,66 @@ func convertMatch(m gwapiv1.HTTPRouteMatch) ir.RouteMatch {
 		out.Method = string(*m.Method)
 	}
 	return out
+}
+
+// checkMatches refuses match values Envoy would reject, which would hold back the route
+// table of every tenant of the Gateway: a regular expression RE2 refuses or that compiles
+// too large (checkRegex), a header name that is not a token, a query parameter name
+// Envoy cannot hold, and a path prefix with "?" or "#" (Envoy's path_separated_prefix
+// refuses them). The error names the field, relative to the rule.
+func checkMatches(matches []gwapiv1.HTTPRouteMatch) error {
+	for j, m := range matches {
+		if err := checkMatch(m); err != nil {
+			return fmt.Errorf("matches[%d].%v", j, err)
+		}
+	}
+	return nil
+}
+
+func checkMatch(m gwapiv1.HTTPRouteMatch) error {
+	if p := m.Path; p != nil && p.Value != nil {
+		if err := checkPathMatch(p.Type, *p.Value); err != nil {
+			return fmt.Errorf("path.value: %v", err)
+		}
+	}
+	for k, h := range m.Headers {
+		if err := checkHeaderName(string(h.Name)); err != nil {
+			return fmt.Errorf("headers[%d].name: %v", k, err)
+		}
+		if err := checkValueMatch(h.Type, h.Value); err != nil {
+			return fmt.Errorf("headers[%d].value: %v", k, err)
+		}
+	}
+	for k, q := range m.QueryParams {
+		if q.Name == "" || len(q.Name) > maxQueryParamNameBytes {
+			return fmt.Errorf("queryParams[%d].name: must be 1 to %d bytes long", k, maxQueryParamNameBytes)
+		}
+		if err := checkValueMatch(q.Type, q.Value); err != nil {
+			return fmt.Errorf("queryParams[%d].value: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// maxQueryParamNameBytes is the longest query parameter name Envoy's
+// QueryParameterMatcher holds.
+const maxQueryParamNameBytes = 1024
+
+func checkPathMatch(t *gwapiv1.PathMatchType, value string) error {
+	switch {
+	case t != nil && *t == gwapiv1.PathMatchRegularExpression:
+		return checkRegex(value)
+	case (t == nil || *t == gwapiv1.PathMatchPathPrefix) && strings.ContainsAny(value, "?#"):
+		return fmt.Errorf("the path prefix %q contains \"?\" or \"#\"", value)
+	}
+	return nil
+}
+
+func checkValueMatch[T ~string](t *T, value string) error {
+	if stringMatchType(t) == ir.MatchRegex {
+		return checkRegex(value)
+	}
+	return nil
 }
 
 func stringMatchType[T ~string](t *T) ir.StringMatchType {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
@@ -57,8 +58,10 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		c.Endpoints = vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(key.port))
 	} else if c.Endpoints, err = t.serviceEndpoints(svc, key.port); err != nil {
-		err.reason = string(gwapiv1.RouteReasonBackendNotFound)
-		return &translatedService{err: err}
+		if err.reason == egressv1alpha1.ReasonServiceNotFound {
+			err.reason = string(gwapiv1.RouteReasonBackendNotFound) // no such port
+		}
+		return &translatedService{err: err} // or ForbiddenDestination: refused endpoints
 	}
 	ts := &translatedService{cluster: c}
 	if p := t.policyFor(key.name, servicePortName(svc, key.port)); p != nil {

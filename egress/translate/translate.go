@@ -19,7 +19,20 @@ import (
 // Options carries what translation needs beyond the objects themselves.
 type Options struct {
 	// AddressPolicy vets literal IP destinations; nil refuses every IP destination (fail closed).
+	// It also vets Service endpoints outside ClusterCIDRs.
 	AddressPolicy egress.AddressPolicy
+	// ClusterCIDRs are the cluster's pod and service ranges (the DNS guard's
+	// --cluster-cidr). Service endpoints (EndpointSlice addresses) are always refused in
+	// loopback, link-local, "this network" and the cloud metadata endpoints; when
+	// ClusterCIDRs is set, an endpoint outside them must also pass AddressPolicy, so a
+	// private address that is not a pod or a Service is refused. When it is empty, the
+	// translator cannot tell pods from other private addresses and allows those.
+	ClusterCIDRs []netip.Prefix
+	// AllowLoopbackEndpoints admits Service endpoints on loopback (127.0.0.0/8, ::1),
+	// which are otherwise always refused. It exists for single-host runs whose upstreams
+	// listen on loopback on purpose (the end-to-end tests); no flag of the manager or of
+	// `portcullis local` sets it.
+	AllowLoopbackEndpoints bool
 	// ControllerName is the GatewayClass controllerName to serve (default egress.ControllerName).
 	ControllerName string
 	// Now is the time certificates are checked against (expired ones are refused with a

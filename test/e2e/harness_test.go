@@ -57,7 +57,11 @@ func startDataPath(t *testing.T) *dataPath {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = server.Serve(ctx, lis) }()
+	served := make(chan struct{})
+	go func() { defer close(served); _ = server.Serve(ctx, lis) }()
+	// Serve logs through the test's logger as it stops: wait for it, or a log line after
+	// the test has completed panics the whole test binary.
+	t.Cleanup(func() { cancel(); <-served })
 	xdsPort, metricsPort := uint32(lis.Addr().(*net.TCPAddr).Port), xdstest.FreePort(t)
 	envoy := xdstest.Start(t, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayName, NodeID: "e2e", XDSAddress: "127.0.0.1", XDSPort: xdsPort,
@@ -72,7 +76,9 @@ func (d *dataPath) apply(yamlTmpl string, data any, addrs egress.Addresses) tran
 	d.t.Helper()
 	res := loadResources(d.t, yamlTmpl, data)
 	// The tests call through Envoy from 127.0.0.1, as the machine itself: unrestricted.
-	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}, Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	// Upstreams listen on loopback, so Service endpoints there must be let through.
+	result := translate.Translate(res, addrs, translate.Options{AddressPolicy: allowAll{}, AllowLoopbackEndpoints: true,
+		Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	var gw *ir.Gateway
 	for i := range result.Gateways {
 		if result.Gateways[i].Name == gatewayName {
