@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,8 +137,14 @@ func assertLockdownFollowsTheLabel(t *testing.T, w *world) {
 		}
 		return false
 	}
-	if len(np.Spec.Egress) != 2 || !hasPort(np.Spec.Egress[0], int(w.port)) || np.Spec.Egress[0].To[0].IPBlock != nil || !hasPort(np.Spec.Egress[1], 53) {
-		t.Fatalf("lockdown egress rules = %+v; want the Envoy pods on listener ports including %d, then DNS", np.Spec.Egress, w.port)
+	ownGateway := func(rule networkingv1.NetworkPolicyEgressRule) bool {
+		to := rule.To[0]
+		return to.IPBlock == nil && to.NamespaceSelector.MatchLabels[corev1.LabelMetadataName] == "gw" &&
+			to.PodSelector.MatchLabels["gateway.portcullis.io/name"] == "egress" && hasPort(rule, int(w.port))
+	}
+	last := len(np.Spec.Egress) - 1
+	if last < 1 || !slices.ContainsFunc(np.Spec.Egress[:last], ownGateway) || !hasPort(np.Spec.Egress[last], 53) {
+		t.Fatalf("lockdown egress rules = %+v; want gw/egress's Envoy pods in namespace gw on port %d, then DNS", np.Spec.Egress, w.port)
 	}
 	if len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeEgress {
 		t.Fatalf("policy types %v; want Egress only", np.Spec.PolicyTypes)
