@@ -142,7 +142,9 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			r.log.Error(err, "envoy ingress policy", "gateway", gw.Name)
 		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
-		out, err := envoyconfig.Build(gw, r.opts.Envoy)
+		out, built, leftOut, err := buildIsolating(gw, r.opts.Envoy)
+		refuseLeftOutRoutes(result.Statuses, gw.Name, leftOut)
+		gw = built
 		var version string
 		if err == nil {
 			version, _, err = r.opts.XDS.Publish(gw.Name, out)

@@ -1,0 +1,74 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// isolationGateway has n good routes, each its own HTTPRoute of its own tenant, and the
+// routes named in bad carry a regex that does not compile (the translator refuses it
+// too; here it stands for anything that slips past).
+func isolationGateway(n int, bad ...int) ir.Gateway {
+	l := ir.Listener{Name: "http-10080", Port: 10080, Isolated: true}
+	for i := range n {
+		ns := fmt.Sprintf("team-%d", i)
+		r := ir.Route{Name: ns + "/api/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/"},
+			Backends: []ir.WeightedCluster{{Cluster: "backend/shared/api/http", Weight: 1}}}
+		for _, b := range bad {
+			if b == i {
+				r.Match = ir.RouteMatch{PathType: ir.PathRegex, Path: "/(unclosed"}
+			}
+		}
+		vh := []ir.VirtualHost{{Name: "api", Domains: []string{"api.example.com"}, Routes: []ir.Route{r}}}
+		l.Tenants = append(l.Tenants, ir.Tenant{Namespace: ns, VirtualHosts: vh})
+	}
+	return ir.Gateway{Name: "gw/egress", Listeners: []ir.Listener{l},
+		Clusters: []ir.Cluster{{Name: "backend/shared/api/http", Protocol: ir.ProtocolHTTP1}}}
+}
+
+func TestBuildIsolatingLeavesOutOnlyTheFailingRoutes(t *testing.T) {
+	tests := []struct {
+		name string
+		n    int
+		bad  []int
+	}{
+		{"nothing fails", 5, nil},
+		{"one failing route among many", 40, []int{17}},
+		{"two failing routes in different halves", 40, []int{3, 31}},
+		{"every route fails", 3, []int{0, 1, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, built, why, err := buildIsolating(isolationGateway(tc.n, tc.bad...), envoyconfig.Options{})
+			if err != nil {
+				t.Fatalf("buildIsolating: %v", err)
+			}
+			if len(why) != len(tc.bad) {
+				t.Fatalf("left out %v, want exactly the routes of %v", why, tc.bad)
+			}
+			for _, b := range tc.bad {
+				route := fmt.Sprintf("team-%d/api", b)
+				if e := why[route]; e == nil || !strings.Contains(e.Error(), "missing closing )") {
+					t.Errorf("%s: reason %v, want the build error naming the regex", route, e)
+				}
+			}
+			if got := len(httpRoutesIn(built)); got != tc.n-len(tc.bad) {
+				t.Errorf("%d routes kept, want %d", got, tc.n-len(tc.bad))
+			}
+		})
+	}
+}
+
+// A failure that is not a route's (here a cluster's) is reported, not hidden by
+// leaving routes out.
+func TestBuildIsolatingReportsFailuresOfOtherObjects(t *testing.T) {
+	gw := isolationGateway(3)
+	gw.Clusters[0].RequestHeaders = &ir.HeaderMutation{Set: []ir.Header{{Name: "host", Value: "x"}}}
+	if _, _, why, err := buildIsolating(gw, envoyconfig.Options{}); err == nil || len(why) != 0 {
+		t.Fatalf("err = %v, left out %v; want the cluster's error and no route left out", err, why)
+	}
+}
