@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +30,7 @@ import (
 	"github.com/portcullis-io/portcullis/internal/testpki"
 )
 
-// Settings of the data-plane benchmark: the length of one measured round per side, the
+// Settings of the data-plane benchmarks: the length of one measured round per side, the
 // number of rounds (the sides alternate, starting side swapped every round) and the
 // load generator's fixed number of concurrent requests.
 const (
@@ -44,30 +43,77 @@ const (
 
 // BenchmarkDataPlane measures what Portcullis' configuration costs on the data path:
 // the same Envoy binary, the same local HTTPS upstream and the same load generator, once
-// through the configuration Portcullis generates (served over xDS) and once through a
-// minimal hand-written static bootstrap doing the same TLS origination
-// (testdata/minimal-envoy.yaml.tmpl). Both Envoys run one worker thread (xdstest's
-// --concurrency 1), which leaves the machine's other core to the load generator and the
-// upstream. It reports requests per second and p99 latency of each side and their
-// ratios (generated / minimal): over all rounds, and the median and worst of the
-// per-round ratios. On a machine shared with other work a burst of load lands on one
-// side's round; the median of many short alternating rounds is the robust figure.
+// through the configuration Portcullis generates (served over xDS; the load generator
+// is a pod among the tenants of dataPlaneResources, tenant isolation on as by default)
+// and once through a minimal hand-written static bootstrap doing the same TLS
+// origination (testdata/minimal-envoy.yaml.tmpl). Both Envoys run one worker thread
+// (xdstest's --concurrency 1), which leaves the machine's other core to the load
+// generator and the upstream. It reports requests per second and p99 latency of each
+// side and their ratios (generated / minimal): over all rounds, and the median and
+// worst of the per-round ratios. On a machine shared with other work a burst of load
+// lands on one side's round; the median of many short alternating rounds is the robust
+// figure.
 func BenchmarkDataPlane(b *testing.B) {
+	s := loadFromEnv(b)
+	b.Run(fmt.Sprintf("concurrency=%d", s.conc), func(b *testing.B) {
+		up := startUpstream(b)
+		sides := []side{
+			{name: "generated", port: startGenerated(b, up, true)},
+			{name: "minimal", port: startMinimal(b, up)},
+		}
+		for b.Loop() {
+			compareSides(b, sides, s)
+		}
+	})
+}
+
+// BenchmarkDataPlaneIsolation measures what tenant isolation costs on the data path,
+// with BenchmarkDataPlane's method: the same Gateway and tenants (dataPlaneResources)
+// with isolation on ("isolated": Envoy picks a filter chain per connection by source
+// address among a thousand callers) and off ("shared"), the ratio being isolated /
+// shared. Envoy picks the chain once per connection, so it runs twice: on keep-alive
+// connections, as clients mostly talk to an egress gateway, and with a new connection
+// per request, where every request pays the lookup.
+func BenchmarkDataPlaneIsolation(b *testing.B) {
+	s := loadFromEnv(b)
+	b.Run(fmt.Sprintf("concurrency=%d", s.conc), func(b *testing.B) {
+		up := startUpstream(b)
+		sides := []side{
+			{name: "isolated", port: startGenerated(b, up, true)},
+			{name: "shared", port: startGenerated(b, up, false)},
+		}
+		for _, perRequest := range []bool{false, true} {
+			s.newConnections = perRequest
+			b.Run(connectionsName(perRequest), func(b *testing.B) {
+				for b.Loop() {
+					compareSides(b, sides, s)
+				}
+			})
+		}
+	})
+}
+
+func connectionsName(perRequest bool) string {
+	if perRequest {
+		return "connections=per-request"
+	}
+	return "connections=keep-alive"
+}
+
+// loadSettings say how the sides are compared.
+type loadSettings struct {
+	round        time.Duration
+	rounds, conc int
+	// newConnections opens a connection per request instead of keeping them alive.
+	newConnections bool
+}
+
+func loadFromEnv(b *testing.B) loadSettings {
 	round, err := time.ParseDuration(envOr(envDataPlaneRound, "300ms"))
 	if err != nil {
 		b.Fatalf("%s: %v", envDataPlaneRound, err)
 	}
-	rounds, conc := envInt(b, envDataPlaneRounds, 1), envInt(b, envDataPlaneConcurrency, 8)
-	b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-		up := startUpstream(b)
-		sides := []side{
-			{name: "generated", port: startGenerated(b, up)},
-			{name: "minimal", port: startMinimal(b, up)},
-		}
-		for b.Loop() {
-			compareSides(b, sides, rounds, round, conc)
-		}
-	})
+	return loadSettings{round: round, rounds: envInt(b, envDataPlaneRounds, 1), conc: envInt(b, envDataPlaneConcurrency, 8)}
 }
 
 // side is one Envoy under test and what the load generator measured through it.
@@ -77,32 +123,33 @@ type side struct {
 	load loadResult
 }
 
-// compareSides warms both Envoys up, runs the rounds alternately and reports.
-func compareSides(b *testing.B, sides []side, rounds int, round time.Duration, conc int) {
+// compareSides warms both Envoys up, runs the rounds alternately and reports each
+// side's figures under its name, and the ratios of the first side to the second.
+func compareSides(b *testing.B, sides []side, s loadSettings) {
 	for i := range sides {
-		runLoad(b, sides[i].port, conc, min(round, time.Second)) // warm-up, not counted
+		runLoad(b, sides[i].port, s, min(s.round, time.Second)) // warm-up, not counted
 		sides[i].load = loadResult{}
 	}
 	var ratios []float64
-	for r := range rounds {
+	for r := range s.rounds {
 		var perRound [2]loadResult
 		for k := range sides {
 			i := (k + r) % len(sides) // swap who goes first every round
-			perRound[i] = runLoad(b, sides[i].port, conc, round)
+			perRound[i] = runLoad(b, sides[i].port, s, s.round)
 			sides[i].load.add(perRound[i])
 		}
 		ratios = append(ratios, perRound[0].rps()/perRound[1].rps())
 	}
-	gen, minimal := sides[0].load, sides[1].load
-	b.ReportMetric(gen.rps(), "rps-generated")
-	b.ReportMetric(minimal.rps(), "rps-minimal")
-	b.ReportMetric(gen.rps()/minimal.rps(), "rps-ratio")
+	first, second := sides[0].load, sides[1].load
+	for _, sd := range sides {
+		b.ReportMetric(sd.load.rps(), "rps-"+sd.name)
+		b.ReportMetric(ms(sd.load.p99()), "p99-ms-"+sd.name)
+	}
+	b.ReportMetric(first.rps()/second.rps(), "rps-ratio")
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "rps-ratio-median-round")
 	b.ReportMetric(ratios[0], "rps-ratio-worst-round")
-	b.ReportMetric(ms(gen.p99()), "p99-ms-generated")
-	b.ReportMetric(ms(minimal.p99()), "p99-ms-minimal")
-	b.ReportMetric(float64(gen.p99())/float64(minimal.p99()), "p99-ratio")
+	b.ReportMetric(float64(first.p99())/float64(second.p99()), "p99-ratio")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -135,10 +182,12 @@ func (l loadResult) p99() time.Duration {
 	return percentile(sorted, 99)
 }
 
-// runLoad sends GET requests for upstreamHost to the Envoy listener on conc keep-alive
-// connections for d, and fails on any answer but 200.
-func runLoad(b *testing.B, port uint32, conc int, d time.Duration) loadResult {
-	transport := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
+// runLoad sends GET requests for upstreamHost to the Envoy listener from s.conc
+// workers for d, on keep-alive connections unless s says otherwise, and fails on any
+// answer but 200.
+func runLoad(b *testing.B, port uint32, s loadSettings, d time.Duration) loadResult {
+	conc := s.conc
+	transport := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true, DisableKeepAlives: s.newConnections}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -219,42 +268,72 @@ func startUpstream(b *testing.B) upstream {
 	return upstream{port: uint32(lis.Addr().(*net.TCPAddr).Port), caPEM: ca.CertPEM, caFile: caFile}
 }
 
-// startGenerated translates a Gateway, a Backend (HTTPS to the upstream, verified against
-// its CA) and an HTTPRoute, publishes the result over xDS to an Envoy and returns the
-// port of its listener once the route answers.
-func startGenerated(b *testing.B, up upstream) uint32 {
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	server := xds.New(logr.Discard())
-	xdsPort := serveXDS(b, ctx, server)
-	w := workload{gateways: 1, listenerPort: int32(xdstest.FreePort(b))}
-	res := &egress.Resources{GatewayClasses: []gwapiv1.GatewayClass{gatewayClass()}, Gateways: []gwapiv1.Gateway{w.gateway(0)}}
-	be := backend("upstream", upstreamHost)
-	be.Spec.Destination.FQDN.TLS.ClientCertificate, be.Spec.Destination.Ports[0].Port = nil, int32(up.port)
-	rt := route("upstream", gatewayName(0), upstreamHost)
-	port := gwapiv1.PortNumber(up.port)
-	rt.Spec.Rules[0].BackendRefs[0].Port = &port
-	res.Backends, res.HTTPRoutes = append(res.Backends, be), append(res.HTTPRoutes, rt)
-	res.Secrets = append(res.Secrets, corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: caSecretName("upstream"), Namespace: appsNS}, Data: map[string][]byte{"ca.crt": up.caPEM}})
-	// The load generator calls from this machine: an unrestricted caller.
-	result := translate.Translate(res, egress.Addresses{upstreamHost: resolvedTo(loopback)}, translate.Options{Now: time.Now(), Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+// The crowd around the load generator on the data path: other tenants, each with a
+// Backend and HTTPRoute of its own, and their pods, so that the filter chain matcher,
+// the chains, the route tables and the caller identity lookups have a realistic size.
+const (
+	dataPlaneTenants = 100
+	dataPlaneCallers = 1000
+)
+
+// startGenerated translates dataPlaneResources, publishes the result over xDS to an
+// Envoy and returns the port of its listener once the load generator's route answers.
+func startGenerated(b *testing.B, up upstream, isolated bool) uint32 {
+	port := xdstest.FreePort(b)
+	res, addrs := dataPlaneResources(b, up, int32(port), isolated)
+	result := translate.Translate(res, addrs, translate.Options{Now: time.Now()})
 	if len(result.Gateways) != 1 {
 		b.Fatalf("translation produced %d Gateways; statuses: %+v", len(result.Gateways), result.Statuses.Gateways)
 	}
 	gw := result.Gateways[0]
+	if gw.Listeners[0].Isolated != isolated {
+		b.Fatalf("listener isolated = %v, want %v", gw.Listeners[0].Isolated, isolated)
+	}
 	out, err := envoyconfig.Build(gw, envoyconfig.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	server, _ := startEnvoyOverADS(b, gw.Name, fmt.Sprintf("bench-isolated-%v", isolated))
 	if _, _, err := server.Publish(gw.Name, out); err != nil {
 		b.Fatal(err)
 	}
-	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
-		return bootstrap.YAML(bootstrap.Options{Gateway: gw.Name, NodeID: "bench-generated", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
-	}})
-	listener := translate.EnvoyPort(gwapiv1.PortNumber(w.listenerPort))
+	listener := translate.EnvoyPort(gwapiv1.PortNumber(port))
 	waitAnswers(b, listener)
 	return listener
+}
+
+// dataPlaneResources is one Gateway, isolating tenants or not, with the load
+// generator's Backend (HTTPS to the upstream, verified against its CA) and HTTPRoute in
+// appsNS, the load generator itself as a pod of appsNS on 127.0.0.1, and the crowd.
+func dataPlaneResources(b *testing.B, up upstream, port int32, isolated bool) (*egress.Resources, egress.Addresses) {
+	w := workload{gateways: 1, perGateway: dataPlaneTenants, namespaces: dataPlaneTenants, pods: dataPlaneCallers, listenerPort: port}
+	res, addrs := w.resources(distinctPairs(b, 2*w.total()))
+	if !isolated {
+		res.Gateways[0].Annotations = map[string]string{translate.TenantIsolationAnnotation: "off"}
+	}
+	be := backend("upstream", upstreamHost)
+	be.Spec.Destination.FQDN.TLS.ClientCertificate, be.Spec.Destination.Ports[0].Port = nil, int32(up.port)
+	rt := route("upstream", gatewayName(0), upstreamHost)
+	upstreamPort := gwapiv1.PortNumber(up.port)
+	rt.Spec.Rules[0].BackendRefs[0].Port = &upstreamPort
+	res.Backends, res.HTTPRoutes = append(res.Backends, be), append(res.HTTPRoutes, rt)
+	res.Secrets = append(res.Secrets, corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: caSecretName("upstream"), Namespace: appsNS}, Data: map[string][]byte{"ca.crt": up.caPEM}})
+	res.Pods = append(res.Pods, callerPod(appsNS, "load-generator", loopback))
+	addrs[upstreamHost] = resolvedTo(loopback)
+	return res, addrs
+}
+
+// startEnvoyOverADS serves xDS and starts an Envoy of the gateway that fetches its
+// configuration from it; both run until the benchmark ends.
+func startEnvoyOverADS(b *testing.B, gateway, node string) (*xds.Server, *xdstest.Envoy) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	server := xds.New(logr.Discard())
+	xdsPort := serveXDS(b, ctx, server)
+	envoy := xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
+		return bootstrap.YAML(bootstrap.Options{Gateway: gateway, NodeID: node, XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
+	}})
+	return server, envoy
 }
 
 // startMinimal runs an Envoy from the hand-written bootstrap and returns the port of its

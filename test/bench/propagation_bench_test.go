@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -106,12 +106,12 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	server := xds.New(logr.Discard())
 	xdsPort := serveXDS(b, ctx, server)
 	store := startDNSGuard(b, ctx, w.dns)
-	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy,
-		Unrestricted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}) // the load comes from this machine
+	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy})
 	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
 	}})
 	w.createBase(b, ca.CertPEM)
+	w.createLoadGenerator(b)
 	return w
 }
 
@@ -151,7 +151,8 @@ func startDNSGuard(b *testing.B, ctx context.Context, dns *dnstest.Server) guard
 // ctx ends, as `portcullis manager` does (without an Envoy provider: the benchmark runs
 // its Envoy itself).
 func startManager(b *testing.B, ctx context.Context, api *testenv.APIServer, opts controllers.Options) {
-	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -186,6 +187,24 @@ func (w *propagationWorld) createBase(b *testing.B, caPEM []byte) {
 		if err := w.c.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
 			b.Fatalf("create %T %s: %v", o, o.GetName(), err)
 		}
+	}
+}
+
+// createLoadGenerator creates a running pod of the run's namespace on 127.0.0.1, as the
+// kubelet would report it: the Gateway isolates tenants, so the benchmark's requests
+// (from 127.0.0.1) are served the routes of that namespace only as that pod's.
+func (w *propagationWorld) createLoadGenerator(b *testing.B) {
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "load-generator"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "load", Image: "load"}}},
+	}
+	if err := w.c.Create(ctx, pod); err != nil {
+		b.Fatalf("create the load generator pod: %v", err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: loopback.String(), PodIPs: []corev1.PodIP{{IP: loopback.String()}}}
+	if err := w.c.Status().Update(ctx, pod); err != nil {
+		b.Fatalf("set the load generator pod's address: %v", err)
 	}
 }
 

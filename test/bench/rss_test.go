@@ -15,7 +15,7 @@ import (
 )
 
 // envRSSChild makes the test binary a child process that generates a workload
-// ("<gateways>x<backends per gateway>"), translates and builds it once, cold, and prints
+// (workload.spec), translates and builds it once, cold, and prints
 // its resident set with the input alone and its peak while translating: the honest
 // answer to "how much memory does translating N Backends take", garbage and runtime
 // overhead included.
@@ -23,12 +23,11 @@ const envRSSChild = "BENCH_RSS_CHILD"
 
 // rssChild runs in the child process and returns its exit code.
 func rssChild(spec string) int {
-	var g, per int
-	if _, err := fmt.Sscanf(spec, "%dx%d", &g, &per); err != nil {
+	var w workload
+	if _, err := fmt.Sscanf(spec, "%dx%d/%d/%d", &w.gateways, &w.perGateway, &w.namespaces, &w.pods); err != nil {
 		fmt.Fprintf(os.Stderr, "%s=%q: %v\n", envRSSChild, spec, err)
 		return 2
 	}
-	w := workload{gateways: g, perGateway: per}
 	pairs, err := makePairs(2 * w.total())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -70,8 +69,11 @@ func peakRSS() int64 {
 }
 
 // statusKiB reads one "<field>: <n> kB" line of /proc/self/status.
-func statusKiB(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
+func statusKiB(field string) int64 { return procStatusKiB("self", field) }
+
+// procStatusKiB reads one "<field>: <n> kB" line of /proc/<pid>/status.
+func procStatusKiB(pid, field string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
@@ -90,7 +92,7 @@ func statusKiB(field string) int64 {
 func childRSS(tb testing.TB, w workload) (input, peak int64) {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%dx%d", envRSSChild, w.gateways, w.perGateway))
+	cmd.Env = append(os.Environ(), envRSSChild+"="+w.spec())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -101,4 +103,10 @@ func childRSS(tb testing.TB, w workload) (input, peak int64) {
 		tb.Fatalf("RSS child for %s printed %q (%v); want %d gateways", w, out, err, w.gateways)
 	}
 	return input, peak
+}
+
+// spec is the workload as the RSS child reads it: "<gateways>x<backends per
+// gateway>/<namespaces>/<pods>".
+func (w workload) spec() string {
+	return fmt.Sprintf("%dx%d/%d/%d", w.gateways, w.perGateway, w.namespaces, w.pods)
 }

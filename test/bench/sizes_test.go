@@ -15,11 +15,15 @@ const (
 	envSizes = "BENCH_SIZES"
 	// envMulti is the many-Gateway case, "<gateways>x<backends per gateway>".
 	envMulti = "BENCH_MULTI"
+	// envTenancy lists the tenancy cases, "<backends>/<namespaces>/<pods>,...": Backends
+	// and HTTPRoutes of one Gateway and running pods, spread over the namespaces.
+	envTenancy = "BENCH_TENANCY"
 )
 
 var (
-	defaultSizes = []int{100}
-	defaultMulti = workload{gateways: 10, perGateway: 10}
+	defaultSizes   = []int{100}
+	defaultMulti   = workload{gateways: 10, perGateway: 10}
+	defaultTenancy = workload{gateways: 1, perGateway: 100, namespaces: 10, pods: 100}
 )
 
 // sizes returns the one-Gateway sizes to run.
@@ -54,6 +58,32 @@ func multi(tb testing.TB) workload {
 		tb.Fatalf("%s=%q: want <gateways>x<backends per gateway>, e.g. 10x1000", envMulti, v)
 	}
 	return workload{gateways: g, perGateway: p}
+}
+
+// tenancy returns the tenancy workloads to run.
+func tenancy(tb testing.TB) []workload {
+	tb.Helper()
+	v := os.Getenv(envTenancy)
+	if v == "" {
+		return []workload{defaultTenancy}
+	}
+	var out []workload
+	for _, spec := range strings.Split(v, ",") {
+		f := strings.Split(spec, "/")
+		if len(f) != 3 {
+			tb.Fatalf("%s=%q: want <backends>/<namespaces>/<pods>[,...], e.g. 10000/500/10000", envTenancy, v)
+		}
+		w := workload{gateways: 1}
+		for i, dst := range []*int{&w.perGateway, &w.namespaces, &w.pods} {
+			n, err := positive(f[i])
+			if err != nil {
+				tb.Fatalf("%s=%q: %v", envTenancy, v, err)
+			}
+			*dst = n
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // envInt reads a positive integer setting, or def when unset.

@@ -22,26 +22,44 @@ func BenchmarkFullTranslation(b *testing.B) {
 	}
 	cases = append(cases, multi(b))
 	for _, w := range cases {
-		b.Run(w.String(), func(b *testing.B) {
-			b.ReportAllocs()
-			res, addrs := w.resources(distinctPairs(b, 2*w.total()))
-			opts := translateOptions(b)
-			var tr, bu time.Duration
-			heap := startHeapSampler()
-			cpu := startCPU(b)
-			for b.Loop() {
-				t, u := fullTranslation(b, res, addrs, opts, w.gateways)
-				tr, bu = tr+t, bu+u
-			}
-			cpu.report(b, b.N)
-			b.ReportMetric(heap.peakMiB(), "peak-heap-MiB")
-			b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "translate-ns/op")
-			b.ReportMetric(float64(bu.Nanoseconds())/float64(b.N), "build-ns/op")
-			input, peak := childRSS(b, w)
-			b.ReportMetric(float64(input)/(1<<20), "input-rss-MiB")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
-		})
+		b.Run(w.String(), func(b *testing.B) { benchTranslation(b, w) })
 	}
+}
+
+// BenchmarkTenancyTranslation is BenchmarkFullTranslation of the tenancy workload (one
+// Gateway isolating tenants, its Backends and HTTPRoutes spread over many namespaces),
+// once without pods and once with them: what ten thousand callers add to a full
+// translation, in time and memory.
+func BenchmarkTenancyTranslation(b *testing.B) {
+	for _, with := range tenancy(b) {
+		without := with
+		without.pods = 0
+		for _, w := range []workload{without, with} {
+			b.Run(w.String(), func(b *testing.B) { benchTranslation(b, w) })
+		}
+	}
+}
+
+// benchTranslation runs cold translations of w and reports their time, CPU time, peak
+// heap and, from a child process, peak RSS.
+func benchTranslation(b *testing.B, w workload) {
+	b.ReportAllocs()
+	res, addrs := w.resources(distinctPairs(b, 2*w.total()))
+	opts := translateOptions(b)
+	var tr, bu time.Duration
+	heap := startHeapSampler()
+	cpu := startCPU(b)
+	for b.Loop() {
+		t, u := fullTranslation(b, res, addrs, opts, w.gateways)
+		tr, bu = tr+t, bu+u
+	}
+	cpu.report(b, b.N)
+	b.ReportMetric(heap.peakMiB(), "peak-heap-MiB")
+	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "translate-ns/op")
+	b.ReportMetric(float64(bu.Nanoseconds())/float64(b.N), "build-ns/op")
+	input, peak := childRSS(b, w)
+	b.ReportMetric(float64(input)/(1<<20), "input-rss-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 }
 
 // fullTranslation is one cold translation and build, timed by part. It fails unless

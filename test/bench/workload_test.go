@@ -30,10 +30,20 @@ type workload struct {
 	gateways, perGateway int
 	// listenerPort is the Gateway listener port (80 unless a test needs a free one).
 	listenerPort int32
+	// namespaces, when set, spreads the Backends, their Secrets and HTTPRoutes
+	// round-robin over that many tenant namespaces (tenancy.go); all are in appsNS
+	// otherwise.
+	namespaces int
+	// pods is the number of running caller pods, spread the same way.
+	pods int
 }
 
 func (w workload) String() string {
-	return fmt.Sprintf("gateways=%d/backends=%d", w.gateways, w.gateways*w.perGateway)
+	s := fmt.Sprintf("gateways=%d/backends=%d", w.gateways, w.gateways*w.perGateway)
+	if w.namespaces > 0 || w.pods > 0 {
+		s += fmt.Sprintf("/namespaces=%d/pods=%d", w.namespaces, w.pods)
+	}
+	return s
 }
 
 // total is the number of Backends (and HTTPRoutes).
@@ -44,21 +54,31 @@ func (w workload) total() int { return w.gateways * w.perGateway }
 func (w workload) resources(pairs []keyPair) (*egress.Resources, egress.Addresses) {
 	res := &egress.Resources{
 		GatewayClasses: []gwapiv1.GatewayClass{gatewayClass()},
-		Namespaces:     []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: gatewayNS}}, {ObjectMeta: metav1.ObjectMeta{Name: appsNS}}},
+		Namespaces:     []corev1.Namespace{namespace(gatewayNS), namespace(appsNS)},
+		Pods:           w.callerPods(),
+	}
+	for n := range w.namespaces {
+		res.Namespaces = append(res.Namespaces, namespace(tenantNamespace(n)))
 	}
 	addrs := egress.Addresses{}
 	for g := range w.gateways {
 		res.Gateways = append(res.Gateways, w.gateway(g))
 		for i := range w.perGateway {
 			k := g*w.perGateway + i
-			name := objectName(g, i)
-			res.Backends = append(res.Backends, backend(name, hostname(name)))
-			res.HTTPRoutes = append(res.HTTPRoutes, route(name, gatewayName(g), hostname(name)))
-			res.Secrets = append(res.Secrets, clientSecret(name, pairs[2*k]), caSecret(name, pairs[2*k+1]))
+			name, ns := objectName(g, i), w.namespaceOf(k)
+			be, rt := backend(name, hostname(name)), route(name, gatewayName(g), hostname(name))
+			cs, ca := clientSecret(name, pairs[2*k]), caSecret(name, pairs[2*k+1])
+			be.Namespace, rt.Namespace, cs.Namespace, ca.Namespace = ns, ns, ns, ns
+			res.Backends, res.HTTPRoutes = append(res.Backends, be), append(res.HTTPRoutes, rt)
+			res.Secrets = append(res.Secrets, cs, ca)
 			addrs[hostname(name)] = resolvedTo(publicIP(k))
 		}
 	}
 	return res, addrs
+}
+
+func namespace(name string) corev1.Namespace {
+	return corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
 // loopback is where the local upstreams listen.

@@ -23,6 +23,11 @@ type config struct {
 	rounds, conc      int
 	skipPropagation   bool
 	skipDataPlane     bool
+	tenancy           string
+	churnTenancy      string
+	churnEvents       int
+	churnRate         int
+	skipChurn         bool
 }
 
 func main() {
@@ -39,6 +44,11 @@ func main() {
 	flag.StringVar(&c.round, "round", "1s", "length of one data-plane round per side")
 	flag.IntVar(&c.rounds, "rounds", 40, "data-plane rounds per side (many short rounds give a steadier median on a shared machine)")
 	flag.IntVar(&c.conc, "concurrency", 16, "concurrent requests of the data-plane load generator")
+	flag.StringVar(&c.tenancy, "tenancy", "10000/500/10000", "the tenancy translation, <backends>/<namespaces>/<pods> (also run without the pods)")
+	flag.StringVar(&c.churnTenancy, "churn-tenancy", "1000/500/10000,10000/500/10000", "the pod churn workloads, <backends>/<namespaces>/<pods>,...")
+	flag.IntVar(&c.churnEvents, "churn-events", 1000, "pod events per churn workload")
+	flag.IntVar(&c.churnRate, "churn-rate", 100, "pod events per second")
+	flag.BoolVar(&c.skipChurn, "skip-churn", false, "leave out the pod churn benchmark (needs Envoy)")
 	flag.BoolVar(&c.skipPropagation, "skip-propagation", false, "leave out the propagation benchmark (needs kube-apiserver, etcd and Envoy)")
 	flag.BoolVar(&c.skipDataPlane, "skip-dataplane", false, "leave out the data-plane benchmark (needs Envoy)")
 	flag.Parse()

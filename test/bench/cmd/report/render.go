@@ -29,6 +29,9 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderPropagation(&b, by["propagation"])
 	renderDataPlane(&b, c, by["dataplane"])
 	renderDNS(&b, by["dns"], by["policy"])
+	renderDataPlaneIsolation(&b, c, by["dataplane-isolation"])
+	renderTenancyTranslation(&b, by["tenancy-translation"])
+	renderChurn(&b, by["churn"])
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")
@@ -94,6 +97,7 @@ func renderSummary(b *strings.Builder, by map[string][]result) {
 			fmt.Fprintf(b, "| re-resolving %.0f FQDNs | < 2 s | %.2f s | %s |\n", r.Values["names"], r.Values["ns/op"]/1e9, met(r.Values["ns/op"] < 2e9))
 		}
 	}
+	renderTenancySummary(b, by)
 	b.WriteString("\n")
 }
 
@@ -191,7 +195,9 @@ func renderDataPlane(b *strings.Builder, c config, rs []result) {
 	}
 	b.WriteString("## 4. Data-plane overhead\n\nBenchmarkDataPlane: the same Envoy binary (one worker thread each), the same local HTTPS upstream and the " +
 		"same Go load generator (fixed concurrency, keep-alive) through Portcullis' generated configuration (over xDS) and through a minimal " +
-		"hand-written static bootstrap doing the same TLS origination (testdata/minimal-envoy.yaml.tmpl); the sides alternate, the one that goes " +
+		"hand-written static bootstrap doing the same TLS origination (testdata/minimal-envoy.yaml.tmpl). The generated side is the default " +
+		"configuration (tenant isolation on, the audit log on) of a Gateway shared by the load generator's namespace and 100 other tenants " +
+		"(one mTLS Backend and HTTPRoute each, 1,000 other caller pods); the load generator is the pod on 127.0.0.1; the sides alternate, the one that goes " +
 		"first swapping every round. Ratios are generated / minimal; the target is judged on the median of the per-round ratios, which a burst " +
 		"of other work on the shared machine during one round does not move.\n\n")
 	b.WriteString("| concurrency | rounds | requests/s generated | requests/s minimal | ratio, all rounds | median round | worst round | p99 ms generated | p99 ms minimal | p99 ratio |\n")

@@ -39,13 +39,21 @@ func steps(c config) []step {
 		{key: "change", bench: "^BenchmarkOneBackendChanged$", benchtime: fmt.Sprintf("%dx", c.changeRuns),
 			env: []string{"BENCH_SIZES=" + c.sizes}, profile: true},
 	}
+	out = append(out, step{key: "tenancy-translation", bench: "^BenchmarkTenancyTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
+		env: []string{"BENCH_TENANCY=" + c.tenancy}})
+	if !c.skipChurn {
+		out = append(out, step{key: "churn", bench: "^BenchmarkPodChurn$", benchtime: fmt.Sprintf("%dx", c.churnEvents),
+			env: []string{"BENCH_TENANCY=" + c.churnTenancy, fmt.Sprintf("BENCH_CHURN_RATE=%d", c.churnRate)}})
+	}
 	if !c.skipPropagation {
 		out = append(out, step{key: "propagation", bench: "^BenchmarkPropagation$", benchtime: fmt.Sprintf("%dx", c.tries),
 			env: []string{fmt.Sprintf("BENCH_PROPAGATION_ROUTES=%d", c.present)}})
 	}
 	if !c.skipDataPlane {
-		out = append(out, step{key: "dataplane", bench: "^BenchmarkDataPlane$", benchtime: "1x",
-			env: []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}})
+		load := []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}
+		out = append(out,
+			step{key: "dataplane", bench: "^BenchmarkDataPlane$", benchtime: "1x", env: load},
+			step{key: "dataplane-isolation", bench: "^BenchmarkDataPlaneIsolation$", benchtime: "1x", env: load})
 	}
 	return append(out,
 		step{key: "dns", bench: "^BenchmarkDNS(Reresolve|StoreResolve)$", benchtime: fmt.Sprintf("%dx", c.dnsRuns),
