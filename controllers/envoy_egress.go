@@ -116,26 +116,36 @@ func (r *Reconciler) currentEnvoyEgress(ctx context.Context, obj *gwapiv1.Gatewa
 }
 
 func (r *Reconciler) writeEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway, allowed allowedEndpoints) error {
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyEgressPolicyName(obj.Name), Namespace: obj.Namespace}}
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed))
+}
+
+// writeEnvoyPolicy creates or updates one NetworkPolicy of a Gateway's Envoy pods,
+// owned by the Gateway.
+func (r *Reconciler) writeEnvoyPolicy(ctx context.Context, obj *gwapiv1.Gateway, name string, spec networkingv1.NetworkPolicySpec) error {
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: obj.Namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
 		np.Labels = infra.Labels(obj.Namespace, obj.Name)
-		np.Spec = envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)
+		np.Spec = spec
 		return controllerutil.SetOwnerReference(obj, np, r.client.Scheme())
 	})
 	if err != nil {
-		return fmt.Errorf("writing the Envoy egress NetworkPolicy %s/%s: %w", np.Namespace, np.Name, err)
+		return fmt.Errorf("writing the NetworkPolicy %s/%s of the Envoy pods: %w", np.Namespace, np.Name, err)
 	}
 	return nil
 }
 
-// deleteEnvoyEgress removes a Gateway's policy (owner references would, but not on an
-// API server without a garbage collector, and not before the Gateway is gone).
-func (r *Reconciler) deleteEnvoyEgress(ctx context.Context, namespace, name string) error {
+// deleteEnvoyPolicies removes a Gateway's Envoy policies (owner references would, but
+// not on an API server without a garbage collector, and not before the Gateway is gone).
+func (r *Reconciler) deleteEnvoyPolicies(ctx context.Context, namespace, name string) error {
 	if r.opts.EnvoyEgress == nil {
 		return nil
 	}
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyEgressPolicyName(name), Namespace: namespace}}
-	return client.IgnoreNotFound(r.client.Delete(ctx, np))
+	var errs []error
+	for _, policy := range []string{EnvoyEgressPolicyName(name), EnvoyIngressPolicyName(name)} {
+		np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: policy, Namespace: namespace}}
+		errs = append(errs, client.IgnoreNotFound(r.client.Delete(ctx, np)))
+	}
+	return errors.Join(errs...)
 }
 
 // envoyEgressSpec allows the Envoy pods of a Gateway egress to the xDS server, to cluster

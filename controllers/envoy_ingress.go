@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -10,8 +9,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/controllers/infra"
@@ -35,25 +32,7 @@ func (r *Reconciler) writeEnvoyIngress(ctx context.Context, gw ir.Gateway, obj *
 	if r.opts.EnvoyEgress == nil || obj == nil {
 		return nil
 	}
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyIngressPolicyName(obj.Name), Namespace: obj.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
-		np.Labels = infra.Labels(obj.Namespace, obj.Name)
-		np.Spec = envoyIngressSpec(gw)
-		return controllerutil.SetOwnerReference(obj, np, r.client.Scheme())
-	})
-	if err != nil {
-		return fmt.Errorf("writing the Envoy ingress NetworkPolicy %s/%s: %w", np.Namespace, np.Name, err)
-	}
-	return nil
-}
-
-// deleteEnvoyIngress removes a Gateway's ingress policy once the Gateway is gone.
-func (r *Reconciler) deleteEnvoyIngress(ctx context.Context, namespace, name string) error {
-	if r.opts.EnvoyEgress == nil {
-		return nil
-	}
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: EnvoyIngressPolicyName(name), Namespace: namespace}}
-	return client.IgnoreNotFound(r.client.Delete(ctx, np))
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyIngressPolicyName(obj.Name), envoyIngressSpec(gw))
 }
 
 // envoyIngressSpec is the ingress policy of one Gateway's Envoy pods.

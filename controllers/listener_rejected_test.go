@@ -25,23 +25,7 @@ func TestRejectedListenerDoesNotLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer squatter.Close()
-	w.apply(fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: busy-gw}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: busy-gw}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %d, protocol: HTTP}]
-`, w.port))
+	w.apply(gatewayObjects("busy-gw", w.port, "Same"))
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "busy-gw"}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "False", "Rejected")
 	before := strings.Count(w.envoy.Log(), "\n")

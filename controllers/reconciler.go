@@ -191,11 +191,8 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		delete(r.lastPublished, key)
 		delete(r.holding, key)
 		delete(r.bindRetries, key)
-		if err := r.deleteEnvoyIngress(ctx, name.Namespace, name.Name); err != nil {
-			r.log.Error(err, "delete Envoy ingress NetworkPolicy", "gateway", key)
-		}
-		if err := r.deleteEnvoyEgress(ctx, name.Namespace, name.Name); err != nil {
-			r.log.Error(err, "delete Envoy egress NetworkPolicy", "gateway", key)
+		if err := r.deleteEnvoyPolicies(ctx, name.Namespace, name.Name); err != nil {
+			r.log.Error(err, "delete Envoy NetworkPolicies", "gateway", key)
 			now[key] = name
 		}
 		if r.opts.Provider != nil {

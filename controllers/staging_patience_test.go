@@ -28,23 +28,7 @@ func TestStuckEnvoyDoesNotHoldBackOthers(t *testing.T) {
 	w.envoy = w.startEnvoy("stuck-gw/egress")
 	up := testupstream.Start(t, testupstream.Options{Name: "stuck"})
 	w.dns.Set("api.stuck.test", "api.stuck.test. 60 IN A 127.0.0.1")
-	objs := w.apply(fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: stuck-gw}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: stuck-gw}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %d, protocol: HTTP}]
----
+	objs := w.apply(gatewayObjects("stuck-gw", w.port, "Same") + fmt.Sprintf(`---
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: stuck-gw}
@@ -69,7 +53,7 @@ spec:
   parentRefs: [{name: egress}]
   hostnames: [doomed.stuck.test]
   rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, w.port, up.Port()))
+`, up.Port()))
 	waitAnswer(t, w.port, hostAddr, "doomed.stuck.test", 200, "hello from stuck")
 
 	connectStuckEnvoy(t, w.xdsPort, "stuck-gw/egress")

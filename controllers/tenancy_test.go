@@ -115,11 +115,7 @@ spec:
 // tenancyObjects: tenant-a and tenant-b each have a Backend and a route for their own name
 // and for api.shared.test; tenant-b's Backend injects a credential.
 func tenancyObjects(gwPort, portA, portB uint32) string {
-	return fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: tenancy-gw}
----
+	return gatewayObjects("tenancy-gw", gwPort, "All") + fmt.Sprintf(`---
 apiVersion: v1
 kind: Namespace
 metadata: {name: tenant-a}
@@ -127,18 +123,6 @@ metadata: {name: tenant-a}
 apiVersion: v1
 kind: Namespace
 metadata: {name: tenant-b}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: egress, namespace: tenancy-gw}
-spec:
-  gatewayClassName: portcullis
-  listeners: [{name: http, port: %d, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
 ---
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
@@ -181,7 +165,7 @@ spec:
   parentRefs: [{name: egress, namespace: tenancy-gw}]
   hostnames: [api.b.test, api.shared.test]
   rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, gwPort, portA, teamToken, portB)
+`, portA, teamToken, portB)
 }
 
 // createPod creates a running pod holding ip, as the kubelet would report it.
