@@ -55,8 +55,8 @@ func (r *Reconciler) warnLateEnvoys(gateway string, obj *gwapiv1.Gateway) {
 	st := r.opts.XDS.Status(gateway)
 	var late []string
 	for _, e := range st.Envoys {
-		for _, ts := range e.Types {
-			if ts.Acked != st.Version {
+		for typeURL, ts := range e.Types {
+			if ts.Acked != st.TypeVersion(typeURL) { // an unchanged type keeps an older version
 				late = append(late, e.NodeID)
 				break
 			}

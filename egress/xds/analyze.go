@@ -45,6 +45,8 @@ type sorted struct {
 // after Publish, and facts learnt about a resource in one publish hold in the next.
 type analysis struct {
 	types []sorted
+	// digests are the digests of each type's resources, set by Publish.
+	digests map[string][sha256.Size]byte
 }
 
 // analyze orders the resources canonically and learns the facts of those prev does not
@@ -224,21 +226,35 @@ func resourceRefs(r types.Resource) []string {
 // to the hash through a small buffer: a snapshot of ten thousand clusters would
 // otherwise take megabytes to hold before hashing.
 func (a *analysis) version() string {
+	version, _ := a.versions()
+	return version
+}
+
+// versions returns version() and, per type URL, a digest of that type's resources
+// alone (the same fields), which tells whether a type changed between two snapshots.
+func (a *analysis) versions() (string, map[string][sha256.Size]byte) {
 	h := sha256.New()
+	byType := make(map[string][sha256.Size]byte, len(a.types))
 	buf := make([]byte, 0, 8<<10)
 	for _, st := range a.types {
+		th := sha256.New()
+		flush := func() {
+			h.Write(buf)
+			th.Write(buf)
+			buf = buf[:0]
+		}
 		buf = appendField(buf, st.typeURL)
 		for i, name := range st.names {
 			if len(buf)+binary.MaxVarintLen64+len(name)+sha256.Size > cap(buf) {
-				h.Write(buf)
-				buf = buf[:0]
+				flush()
 			}
 			buf = appendField(buf, name)
 			buf = append(buf, st.facts[i].digest[:]...)
 		}
+		flush()
+		byType[st.typeURL] = [sha256.Size]byte(th.Sum(nil))
 	}
-	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))[:versionLength]
+	return hex.EncodeToString(h.Sum(nil))[:versionLength], byType
 }
 
 // secretRefs are the secrets the resources fetch by SDS over ADS.

@@ -15,10 +15,14 @@ import (
 
 // gatewayState is what the server keeps per Gateway.
 type gatewayState struct {
-	version   string
-	resources map[string]int
-	types     map[string]*typeState
-	streams   map[int64]*streamState
+	version string
+	// typeVersions are the versions of each type in the published snapshot
+	// (publish.go); history the last published, oldest first, the current one included.
+	typeVersions map[string]string
+	history      []publishedTypes
+	resources    map[string]int
+	types        map[string]*typeState
+	streams      map[int64]*streamState
 }
 
 // streamState is one ADS stream, that is one connected Envoy.
@@ -33,6 +37,14 @@ type streamState struct {
 type typeState struct {
 	TypeStatus
 	nonce string // of the last response sent on the stream
+}
+
+// typeVersion is the published version of typeURL.
+func (g *gatewayState) typeVersion(typeURL string) string {
+	if v, ok := g.typeVersions[typeURL]; ok {
+		return v
+	}
+	return g.version
 }
 
 func typeOf(types map[string]*typeState, typeURL string) *typeState {
@@ -121,13 +133,13 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 // from the snapshot's, Envoy ignores the answer and asks again with its old version,
 // and the two looped tens of thousands of times a second. Presenting the snapshot's
 // version as the request's makes the cache wait for the next snapshot instead (which
-// it then sends once; Envoy ignores it once).
+// it then sends once; Envoy ignores it once). Each type has its own version.
 func (s *Server) parkEmptyRequestLocked(st *streamState, req *discoveryv3.DiscoveryRequest) {
 	if len(req.GetResourceNames()) != 0 || !slices.Contains(namedOnlyTypes, req.GetTypeUrl()) {
 		return
 	}
 	if gw := s.gateways[st.gateway]; gw != nil && gw.version != "" {
-		req.VersionInfo = gw.version
+		req.VersionInfo = gw.typeVersion(req.GetTypeUrl())
 	}
 }
 
@@ -173,7 +185,7 @@ func (s *Server) recordRequestLocked(st *streamState, req *discoveryv3.Discovery
 		changed := t.Acked != v || t.Nack != nil
 		t.Acked, t.AckedAt, t.Nack = v, now, nil
 		g.Acked, g.AckedAt = v, now
-		if g.Nack != nil && g.Nack.Version != v && v == gw.version {
+		if g.Nack != nil && g.Nack.Version != v && v == gw.typeVersion(req.GetTypeUrl()) {
 			g.Nack = nil // a newer version is in place
 			changed = true
 		}

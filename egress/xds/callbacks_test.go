@@ -75,10 +75,16 @@ func (e *fakeEnvoy) nack(typeURL, running, message string) *discoveryv3.Discover
 	})
 }
 
-// deliver sends version of every type and Envoy accepts it.
+// deliver sends version of every type and Envoy accepts it. When version is the
+// published one, each type goes with its own published version, as the cache sends it.
 func (e *fakeEnvoy) deliver(version string, typeURLs ...string) {
+	st := e.s.Status(e.node.GetCluster())
 	for _, typeURL := range typeURLs {
-		e.respond(typeURL, version)
+		v := version
+		if st.Version == version {
+			v = st.TypeVersion(typeURL)
+		}
+		e.respond(typeURL, v)
 		e.ack(typeURL)
 	}
 }

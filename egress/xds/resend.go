@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -29,12 +28,14 @@ func (s *Server) Resend(gateway string) (string, error) {
 	base, _, _ := strings.Cut(s.publishedVersion(gateway), resendSuffix)
 	version := fmt.Sprintf("%s%s%d", base, resendSuffix, s.resends[gateway]+1)
 	byType := map[resource.Type][]types.Resource{}
+	typeVersions := map[string]string{} // every type anew, so that Envoy applies everything again
 	for _, typeURL := range []resource.Type{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
+		typeVersions[typeURL], byType[typeURL] = version, []types.Resource{}
 		for _, r := range snap.GetResources(typeURL) {
 			byType[typeURL] = append(byType[typeURL], r)
 		}
 	}
-	next, err := cachev3.NewSnapshot(version, byType)
+	next, err := newSnapshot(version, typeVersions, byType)
 	if err != nil {
 		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
 	}
@@ -46,6 +47,6 @@ func (s *Server) Resend(gateway string) (string, error) {
 	g := s.gatewayLocked(gateway)
 	counts := g.resources
 	s.mu.Unlock()
-	s.setPublished(gateway, version, counts)
+	s.setPublished(gateway, version, typeVersions, counts)
 	return version, nil
 }

@@ -23,6 +23,12 @@ type GatewayStatus struct {
 	Gateway string
 	// Version is the content hash of the published snapshot; empty when none is.
 	Version string
+	// TypeVersions is the version of each type (URL) in the published snapshot: a type
+	// unchanged since the previous snapshot keeps its version, a changed one has Version.
+	// An Envoy that acknowledged each type's version runs Version.
+	TypeVersions map[string]string
+	// history is the per-type versions of the last published snapshots, oldest first.
+	history []publishedTypes
 	// Resources counts the published resources by type URL.
 	Resources map[string]int
 	// Types is the latest exchange per type URL with any Envoy of the Gateway. It
@@ -67,8 +73,9 @@ type Nack struct {
 
 // Programmed tells whether the Envoys of the Gateway run the published configuration:
 // Programmed once every connected Envoy acknowledged the published version of listeners,
-// clusters and every other type the snapshot holds; Rejected when an Envoy rejected the
-// published version, with Envoy's message; Pending otherwise.
+// clusters and every other type the snapshot holds (each type's own version); Rejected
+// when an Envoy rejected the published version of a type, with Envoy's message; Pending
+// otherwise.
 func (s GatewayStatus) Programmed() (ok bool, reason, message string) {
 	if s.Version == "" {
 		return false, ReasonPending, "no configuration is published for the Gateway yet"
@@ -82,29 +89,41 @@ func (s GatewayStatus) Programmed() (ok bool, reason, message string) {
 	}
 	for _, e := range s.Envoys {
 		for _, typeURL := range s.requiredTypes() {
-			if e.Types[typeURL].Acked != s.Version {
+			if want := s.TypeVersion(typeURL); e.Types[typeURL].Acked != want {
 				return false, ReasonPending, fmt.Sprintf("waiting for Envoy %s to accept the %s configuration version %s",
-					e.NodeID, kind(typeURL), s.Version)
+					e.NodeID, kind(typeURL), want)
 			}
 		}
 	}
 	return true, ReasonProgrammed, fmt.Sprintf("%d Envoy(s) run configuration version %s", len(s.Envoys), s.Version)
 }
 
-// rejection finds a NACK of the published version, on a connected Envoy or recorded for
-// the Gateway.
+// TypeVersion is the published version of typeURL (Version when the status does not
+// say).
+func (s GatewayStatus) TypeVersion(typeURL string) string {
+	if v, ok := s.TypeVersions[typeURL]; ok {
+		return v
+	}
+	return s.Version
+}
+
+// rejection finds a NACK of the published version of its type, on a connected Envoy or
+// recorded for the Gateway.
 func (s GatewayStatus) rejection() (*Nack, string) {
 	for _, e := range s.Envoys {
-		if nack, typeURL := nackOf(e.Types, s.Version); nack != nil {
+		if nack, typeURL := s.nackOf(e.Types); nack != nil {
 			return nack, typeURL
 		}
 	}
-	return nackOf(s.Types, s.Version)
+	return s.nackOf(s.Types)
 }
 
-func nackOf(types map[string]TypeStatus, version string) (*Nack, string) {
+func (s GatewayStatus) nackOf(types map[string]TypeStatus) (*Nack, string) {
+	if s.Version == "" {
+		return nil, ""
+	}
 	for _, typeURL := range slices.Sorted(maps.Keys(types)) {
-		if n := types[typeURL].Nack; n != nil && n.Version == version {
+		if n := types[typeURL].Nack; n != nil && n.Version == s.TypeVersion(typeURL) {
 			return n, typeURL
 		}
 	}
@@ -141,6 +160,8 @@ func (s *Server) Status(gateway string) GatewayStatus {
 		return out
 	}
 	out.Version = g.version
+	out.TypeVersions = maps.Clone(g.typeVersions)
+	out.history = slices.Clip(g.history) // entries are never modified
 	out.Resources = maps.Clone(g.resources)
 	out.Types = copyTypes(g.types)
 	for _, st := range g.streams {
