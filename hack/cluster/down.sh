@@ -39,7 +39,7 @@ for ipt in iptables ip6tables; do
         match($0, / -j [A-Z0-9-]+/) && (substr($0, RSTART+4, RLENGTH-4) ~ /^KUBE-/ || substr($0, RSTART+4, RLENGTH-4) == ours) {
           sub(/^-A/, "-D"); print }' |
       while read -r rule; do eval "$ipt -w -t $table $rule" || true; done
-    chains=$("$ipt" -w -t "$table" -S 2>/dev/null | awk -v ours="$FWD_CHAIN" '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 == ours) {print $2}')
+    chains=$({ "$ipt" -w -t "$table" -S 2>/dev/null || true; } | awk -v ours="$FWD_CHAIN" '$1 == "-N" && ($2 ~ /^KUBE-/ || $2 == ours) {print $2}')
     for c in $chains; do "$ipt" -w -t "$table" -F "$c"; done
     for c in $chains; do "$ipt" -w -t "$table" -X "$c"; done
   done

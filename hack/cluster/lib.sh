@@ -53,11 +53,14 @@ start() {
   echo "$! $(readlink -f "$(command -v "$1")")" >"$DATA/pids/$name"
 }
 
-# alive PID EXE: PID is a live (not zombie) process running EXE. PIDs wrap within minutes
-# here, so a bare kill -0 could name someone else's process.
+# alive PID EXE: PID is a live (not zombie) process running EXE (or EXE since rebuilt,
+# which the kernel shows as "EXE (deleted)"). PIDs wrap within minutes here, so a bare
+# kill -0 could name someone else's process.
 alive() {
-  [ -e "/proc/$1" ] && [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] &&
-    ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+  [ "$exe" = "$2" ] || [ "$exe" = "$2 (deleted)" ] || return 1
+  ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
 }
 
 running() {
