@@ -277,9 +277,14 @@ $(CLUSTER_IMAGES)/portcullis.tar: $(CLUSTER_BIN)/portcullis $(MKIMAGE)
 .PHONY: cluster-images
 cluster-images: $(CLUSTER_IMAGE_TARS) ## Write the cluster's images (docker-archive tarballs) into bin/cluster/images.
 
+# Root and the Debian packages are checked (and the packages installed) before anything
+# is built.
+.PHONY: cluster-packages
+cluster-packages:
+	@hack/cluster/packages.sh
+
 .PHONY: cluster-up
-cluster-up: cluster-tools cluster-images ## Start a single-node cluster on this machine (root; idempotent); KUBECONFIG=tmp/cluster/kubeconfig.
-	hack/cluster/packages.sh
+cluster-up: cluster-packages cluster-tools cluster-images ## Start a single-node cluster on this machine (root; idempotent); KUBECONFIG=tmp/cluster/kubeconfig.
 	hack/cluster/up.sh
 
 .PHONY: cluster-down

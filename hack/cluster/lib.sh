@@ -41,7 +41,7 @@ CTR=(ctr --address "$DATA/containerd/containerd.sock" --namespace k8s.io)
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
 
-need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root (it adds addresses, iptables rules and mounts): run it as root"; }
+need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: it changes addresses, iptables rules, mounts and sysctls of this machine"; }
 
 # start NAME CMD...: runs CMD in its own session, logs to logs/NAME.log, records
 # "PID EXECUTABLE" in pids/NAME. Does nothing when NAME is already running.
