@@ -4,7 +4,8 @@
 # Idempotent: what already runs is kept, what is missing is started.
 source "$(dirname "$0")/lib.sh"
 need_root "make cluster-up"
-mkdir -p "$DATA"/{etc,logs,pids,cni/net.d,etcd,kubelet,pod-logs}
+mkdir -p "$DATA"/{etc,logs,pids,cni/net.d,kubelet,pod-logs}
+mkdir -p -m 700 "$DATA/etcd"
 "$HERE/pki.sh"
 
 render() { # render TEMPLATE OUT: fills in @DATA@, @NODE_IP@, ...
