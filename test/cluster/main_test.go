@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -134,6 +136,7 @@ func (k *cluster) deploy() {
 			k.t.Fatal(err)
 		}
 		k.t.Logf("make deploy IMG=%s: %s", img, time.Since(start).Round(time.Millisecond))
+		k.expectManagerImage(img)
 	}
 	start := time.Now()
 	if out, err := k.kubectl("-n", "portcullis-system", "rollout", "status", "deployment/portcullis-controller-manager", "--timeout=3m"); err != nil {
@@ -167,5 +170,19 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 			t.Fatalf("%s: %v (last error: %v)", what, t.Context().Err(), err)
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// expectManagerImage checks that the manager runs img and never pulls it: the cluster
+// has no registry, the image is only in the node's containerd.
+func (k *cluster) expectManagerImage(img string) {
+	k.t.Helper()
+	d := &appsv1.Deployment{}
+	if err := k.c.Get(k.t.Context(), client.ObjectKey{Namespace: "portcullis-system", Name: "portcullis-controller-manager"}, d); err != nil {
+		k.t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != img || c.ImagePullPolicy == corev1.PullAlways {
+		k.t.Fatalf("manager container runs %s with imagePullPolicy %s, want %s and IfNotPresent or Never", c.Image, c.ImagePullPolicy, img)
 	}
 }
