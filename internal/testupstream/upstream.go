@@ -37,6 +37,8 @@ type Options struct {
 	Certificate *tls.Certificate
 	// ClientCAs, when set, require a client certificate signed by them.
 	ClientCAs *x509.CertPool
+	// ServerName, when set, fails every TLS handshake whose SNI is another name (or none).
+	ServerName string
 	// HTTP2 offers h2 by ALPN over TLS (always accepted as h2c in plaintext).
 	HTTP2 bool
 	// Name is put in every response body, to tell upstreams apart.
@@ -82,6 +84,14 @@ func Start(t testing.TB, o Options) *Server {
 		cfg := &tls.Config{Certificates: []tls.Certificate{*o.Certificate}, MinVersion: tls.VersionTLS12}
 		if o.ClientCAs != nil {
 			cfg.ClientCAs, cfg.ClientAuth = o.ClientCAs, tls.RequireAndVerifyClientCert
+		}
+		if want := o.ServerName; want != "" {
+			cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+				if cs.ServerName != want {
+					return fmt.Errorf("SNI %q, want %q", cs.ServerName, want)
+				}
+				return nil
+			}
 		}
 		if o.HTTP2 {
 			protocols.SetHTTP2(true)

@@ -47,6 +47,29 @@ func TestRefusesAClientWithoutCertificate(t *testing.T) {
 	}
 }
 
+func TestServerNameRefusesAnotherSNI(t *testing.T) {
+	ca := testpki.NewCA(t, "upstream CA")
+	server := ca.Issue(t, testpki.Options{CommonName: "api", DNSNames: []string{"api.e2e.test", "other.e2e.test"}})
+	up := Start(t, Options{Certificate: &server.TLS, ServerName: "api.e2e.test"})
+	get := func(sni string) error {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), ServerName: sni}}
+		resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://" + up.Addr + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get("api.e2e.test"); err != nil {
+		t.Fatalf("the expected SNI was refused: %v", err)
+	}
+	if err := get("other.e2e.test"); err == nil {
+		t.Fatal("another SNI was served")
+	}
+	if n := len(up.Requests()); n != 1 {
+		t.Fatalf("upstream recorded %d requests, want 1", n)
+	}
+}
+
 func TestWebSocketUpgradeEchoes(t *testing.T) {
 	up := Start(t, Options{Name: "ws"})
 	conn, err := net.DialTimeout("tcp", up.Addr, 5*time.Second)
