@@ -51,14 +51,15 @@ func envoyIngressSpec(gw ir.Gateway) networkingv1.NetworkPolicySpec {
 	return spec
 }
 
-// callerNamespaces are the peers allowed to reach the listeners: every namespace when
-// some listener does not isolate, else the namespaces that have a route table; false
-// when there is none (or no listener).
+// callerNamespaces are the peers allowed to reach the listeners: every source (no
+// peer) when some listener does not isolate — as before isolation, callers outside the
+// pod network included —, else the namespaces that have a route table; false when there
+// is none (or no listener).
 func callerNamespaces(gw ir.Gateway) ([]networkingv1.NetworkPolicyPeer, bool) {
 	set := map[string]bool{}
 	for _, l := range gw.Listeners {
 		if !l.Isolated {
-			return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}}}, true
+			return nil, true
 		}
 		for _, t := range l.Tenants {
 			set[t.Namespace] = true

@@ -61,6 +61,22 @@ func TestPolicySemantics(t *testing.T) {
 		{"Envoy may not reach the metadata service", envoy, external("169.254.169.254"), 80, corev1.ProtocolTCP, false},
 		{"Envoy reaches the xDS server", envoy, manager, 18000, corev1.ProtocolTCP, true},
 	}
+	shared := gw
+	shared.Name = "edge/shared"
+	shared.Listeners = []ir.Listener{{Name: "http-10080", Port: 10080}}
+	sharedEnvoy := pod("edge", infra.SelectorLabels("edge", "shared"))
+	eval = matcher.BuildNetworkPolicies(false, append(policies, policyIn("edge", envoyIngressSpec(shared))))
+	tests = append(tests, []struct {
+		name     string
+		from, to *matcher.TrafficPeer
+		port     int
+		protocol corev1.Protocol
+		allowed  bool
+	}{
+		{"with isolation off any namespace reaches the listener", free, sharedEnvoy, 10080, corev1.ProtocolTCP, true},
+		{"with isolation off a caller outside the pod network reaches the listener", external("10.200.0.1"), sharedEnvoy, 10080, corev1.ProtocolTCP, true},
+		{"with isolation off the admin port stays closed", free, sharedEnvoy, int(bootstrap.PodAdminPort), corev1.ProtocolTCP, false},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := eval.IsTrafficAllowed(&matcher.Traffic{Source: tc.from, Destination: tc.to, ResolvedPort: tc.port, Protocol: tc.protocol}).IsAllowed()
