@@ -82,7 +82,7 @@ func readmit(routes []string, excluded map[string]bool, builds func(map[string]b
 // httpRoutesIn lists, sorted, the HTTPRoutes ("namespace/name") of every route table.
 func httpRoutesIn(gw ir.Gateway) []string {
 	set := map[string]bool{}
-	forEachRoute(gw, func(r ir.Route) { set[httpRouteOf(r.Name)] = true })
+	forEachRoute(gw, func(r ir.Route) { set[ir.HTTPRouteOf(r.Name)] = true })
 	out := make([]string, 0, len(set))
 	for r := range set {
 		out = append(out, r)
@@ -99,7 +99,7 @@ func withoutRoutes(gw ir.Gateway, excluded map[string]bool) ir.Gateway {
 		for i, vh := range vhs {
 			vh.Routes = nil
 			for _, r := range vhs[i].Routes {
-				if !excluded[httpRouteOf(r.Name)] {
+				if !excluded[ir.HTTPRouteOf(r.Name)] {
 					vh.Routes = append(vh.Routes, r)
 				}
 			}
@@ -119,15 +119,6 @@ func withoutRoutes(gw ir.Gateway, excluded map[string]bool) ir.Gateway {
 	}
 	gw.Listeners = ls
 	return gw
-}
-
-// httpRouteOf is the "namespace/name" of an IR route ("<ns>/<name>/rule/<i>/match/<j>").
-func httpRouteOf(routeName string) string {
-	parts := strings.SplitN(routeName, "/", 3)
-	if len(parts) < 2 {
-		return routeName
-	}
-	return parts[0] + "/" + parts[1]
 }
 
 func setOf(items []string) map[string]bool {

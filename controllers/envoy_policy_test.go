@@ -40,7 +40,7 @@ func TestEnvoyEgressPolicyFollowsDNS(t *testing.T) {
 	const ns, hostname, upstreamPort = "envoy-egress", "moving.egress.test", 9080
 	w.dns.Set(hostname, hostname+". 1 IN A 127.0.0.1")
 	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
+	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: %[1]s}
@@ -108,8 +108,9 @@ func pause(t *testing.T, e *xdstest.Envoy) func() {
 }
 
 // egressGatewayYAML is a namespace with the Gateway "egress" of the default class on
-// port, and that class.
-func egressGatewayYAML(ns string, port uint32) string {
+// port, and that class; from is the listener's allowedRoutes.namespaces.from (Same or
+// All).
+func egressGatewayYAML(ns string, port uint32, from string) string {
 	return fmt.Sprintf(`
 apiVersion: v1
 kind: Namespace
@@ -125,9 +126,9 @@ kind: Gateway
 metadata: {name: egress, namespace: %[1]s}
 spec:
   gatewayClassName: portcullis
-  listeners: [{name: http, port: %[2]d, protocol: HTTP}]
+  listeners: [{name: http, port: %[2]d, protocol: HTTP, allowedRoutes: {namespaces: {from: %[3]s}}}]
 ---
-`, ns, port)
+`, ns, port, from)
 }
 
 // waitEnvoyPolicy waits until the policy allows exactly the CIDRs.

@@ -25,7 +25,7 @@ func TestRejectedListenerDoesNotLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer squatter.Close()
-	w.apply(gatewayObjects("busy-gw", w.port, "Same"))
+	w.apply(egressGatewayYAML("busy-gw", w.port, "Same"))
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "busy-gw"}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "False", "Rejected")
 	before := strings.Count(w.envoy.Log(), "\n")

@@ -22,7 +22,7 @@ func TestOperatorMetrics(t *testing.T) {
 	const ns = "metrics"
 	w.dns.Set("api.metrics.test", "api.metrics.test. 60 IN A 127.0.0.1")
 	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
+	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: %[1]s}

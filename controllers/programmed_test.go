@@ -24,7 +24,7 @@ func TestProgrammedFollowsWhatEnvoyRuns(t *testing.T) {
 	w := newWorld(t)
 	const ns = "programmed"
 	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
+	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: edited, namespace: %[1]s}
@@ -90,7 +90,7 @@ func TestRouteMovesMakeBeforeBreak(t *testing.T) {
 	w := newWorld(t)
 	const ns = "staging"
 	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort) + fmt.Sprintf(`
+	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: a, namespace: %[1]s}

@@ -28,7 +28,7 @@ func TestStuckEnvoyDoesNotHoldBackOthers(t *testing.T) {
 	w.envoy = w.startEnvoy("stuck-gw/egress")
 	up := testupstream.Start(t, testupstream.Options{Name: "stuck"})
 	w.dns.Set("api.stuck.test", "api.stuck.test. 60 IN A 127.0.0.1")
-	objs := w.apply(gatewayObjects("stuck-gw", w.port, "Same") + fmt.Sprintf(`---
+	objs := w.apply(egressGatewayYAML("stuck-gw", w.port, "Same") + fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
 metadata: {name: api, namespace: stuck-gw}

@@ -115,7 +115,7 @@ spec:
 // tenancyObjects: tenant-a and tenant-b each have a Backend and a route for their own name
 // and for api.shared.test; tenant-b's Backend injects a credential.
 func tenancyObjects(gwPort, portA, portB uint32) string {
-	return gatewayObjects("tenancy-gw", gwPort, "All") + fmt.Sprintf(`---
+	return egressGatewayYAML("tenancy-gw", gwPort, "All") + fmt.Sprintf(`
 apiVersion: v1
 kind: Namespace
 metadata: {name: tenant-a}

@@ -263,15 +263,7 @@ func TestDataPath(t *testing.T) {
 	port, tlsPort := freePort(t), freePort(t)
 	// The system trust store is the test CA, so SystemCA clusters are verified for real.
 	opts := Options{SystemCAFile: writeFile(t, "system-ca.pem", sharedCA(t).certPEM)}
-	bs, err := Static(dataPathGateway(t, port, tlsPort, u), opts, freePort(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := protojson.Marshal(bs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEnvoy(t, envoy, writeFile(t, "bootstrap.json", j))
+	runEnvoy(t, envoy, staticBootstrapFile(t, dataPathGateway(t, port, tlsPort, u), opts))
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
 	waitReady(t, base+"/api")
 
@@ -508,4 +500,19 @@ func freePort(t *testing.T) uint32 {
 	}
 	defer l.Close()
 	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
+
+// staticBootstrapFile writes gw's static bootstrap (admin on a free port) as JSON and
+// returns its path, for a test that runs Envoy on it.
+func staticBootstrapFile(t *testing.T, gw ir.Gateway, opts Options) string {
+	t.Helper()
+	bs, err := Static(gw, opts, freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := protojson.Marshal(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "bootstrap.json", j)
 }

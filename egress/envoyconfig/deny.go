@@ -1,6 +1,7 @@
 package envoyconfig
 
 import (
+	"slices"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -31,7 +32,7 @@ func withCatchAll(vhosts []*routev3.VirtualHost, isolated bool) ([]*routev3.Virt
 	}
 	hasStar := false
 	for _, vh := range vhosts {
-		hasStar = hasStar || containsString(vh.Domains, catchAllHost)
+		hasStar = hasStar || slices.Contains(vh.Domains, catchAllHost)
 		r, err := denyRoute(status, decision)
 		if err != nil {
 			return nil, err
@@ -91,23 +92,4 @@ func auditMetadata(route, decision string) (*corev3.Metadata, error) {
 		return nil, err
 	}
 	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{MetadataNamespace: s}}, nil
-}
-
-// httpRouteOf is the "namespace/name" of the HTTPRoute an IR route came from (its name
-// is "<namespace>/<name>/rule/<i>/match/<j>").
-func httpRouteOf(routeName string) string {
-	parts := strings.SplitN(routeName, "/", 3)
-	if len(parts) < 2 {
-		return routeName
-	}
-	return parts[0] + "/" + parts[1]
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -84,7 +84,7 @@ func (b listenerRoutes) route(r *ir.Route) (*routev3.Route, error) {
 		return nil, fmt.Errorf("route %q: %w", r.Name, err)
 	}
 	out.Name = r.Name
-	if out.Metadata, err = auditMetadata(httpRouteOf(r.Name), DecisionAllowed); err != nil {
+	if out.Metadata, err = auditMetadata(ir.HTTPRouteOf(r.Name), DecisionAllowed); err != nil {
 		return nil, fmt.Errorf("route %q: %w", r.Name, err)
 	}
 	if err := setRequestHeaders(out, r.RequestHeaders); err != nil {

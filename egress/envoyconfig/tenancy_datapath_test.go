@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/portcullis-io/portcullis/egress/bootstrap"
 	"github.com/portcullis-io/portcullis/egress/ir"
 	"github.com/portcullis-io/portcullis/internal/testenv"
@@ -89,15 +87,7 @@ func TestTenantIsolationDataPath(t *testing.T) {
 	t.Cleanup(a.Close)
 	t.Cleanup(b.Close)
 	port, closedPort := freePort(t), freePort(t)
-	bs, err := Static(tenancyGateway(port, closedPort, a, b), Options{}, freePort(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := protojson.Marshal(bs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit := runEnvoyAudit(t, envoy, writeFile(t, "bootstrap.json", j))
+	audit := runEnvoyAudit(t, envoy, staticBootstrapFile(t, tenancyGateway(port, closedPort, a, b), Options{}))
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
 	waitReady(t, base+"/")
 
@@ -308,15 +298,7 @@ func TestEscapedSlashesAreRedirected(t *testing.T) {
 	t.Cleanup(a.Close)
 	t.Cleanup(b.Close)
 	port := freePort(t)
-	bs, err := Static(tenancyGateway(port, freePort(t), a, b), Options{}, freePort(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := protojson.Marshal(bs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEnvoyAudit(t, envoy, writeFile(t, "bootstrap.json", j))
+	runEnvoyAudit(t, envoy, staticBootstrapFile(t, tenancyGateway(port, freePort(t), a, b), Options{}))
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))
 	waitReady(t, base+"/")
 	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

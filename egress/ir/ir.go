@@ -11,7 +11,10 @@
 //   - an FQDN cluster's endpoints are only addresses the DNS guard vetted.
 package ir
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Gateway is everything one Envoy fleet serves. Name is "<namespace>/<name>", the xDS
 // node.cluster of that fleet.
@@ -345,3 +348,14 @@ type Secret struct {
 
 // String names the secret without its data, so a secret printed by mistake leaks nothing.
 func (s Secret) String() string { return string(s.Kind) + " " + s.Name }
+
+// HTTPRouteOf is the "namespace/name" of the HTTPRoute a route came from, read from its
+// Name ("<ns>/<route>/rule/<i>/match/<j>"); any other name is returned as it is.
+func HTTPRouteOf(routeName string) string {
+	ns, rest, ok := strings.Cut(routeName, "/")
+	if !ok {
+		return routeName
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return ns + "/" + name
+}
