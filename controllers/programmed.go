@@ -126,9 +126,18 @@ type fleetState struct {
 	running []*versionContent
 	// problem is why the Gateway's new configuration was not published.
 	problem error
+	// peerEnvoys and peerRejection come from the other replicas' reports (fleet_report.go).
+	peerEnvoys    int
+	peerRejection string
 }
 
+// fleetState is what the Gateway's Envoys run, on this replica and, on the leader, on
+// the others.
 func (r *Reconciler) fleetState(gateway string, problem error) fleetState {
+	return r.localFleetState(gateway, problem).withPeers(r.peers[gateway])
+}
+
+func (r *Reconciler) localFleetState(gateway string, problem error) fleetState {
 	fs := fleetState{status: r.opts.XDS.Status(gateway), problem: problem}
 	versions, all := fs.status.Running()
 	if !all {
@@ -175,10 +184,16 @@ func (fs fleetState) gatewayState(generation int64) programState {
 		return programState{reason: xds.ReasonRejected, message: fmt.Sprintf("Envoy %s rejected the %s configuration version %s: %s",
 			nack.NodeID, kind, nack.Version, nack.Message)}
 	}
+	if fs.peerRejection != "" {
+		return programState{reason: xds.ReasonRejected, message: fs.peerRejection}
+	}
 	if fs.inForce(func(c *versionContent) bool { return c.gateway == generation }) {
 		return programState{ok: true, reason: xds.ReasonProgrammed, message: "Envoy acknowledged the configuration"}
 	}
 	_, reason, message := fs.status.Programmed()
+	if len(fs.status.Envoys) == 0 && fs.peerEnvoys > 0 && reason != xds.ReasonRejected {
+		reason, message = xds.ReasonPending, "waiting for Envoy to acknowledge the configuration"
+	}
 	if reason == xds.ReasonProgrammed { // the latest is accepted but was published for an older generation
 		reason, message = xds.ReasonPending, "waiting for the configuration of this generation to be published"
 	}

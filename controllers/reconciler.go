@@ -57,6 +57,9 @@ type Options struct {
 	// Unrestricted are source ranges served every route of isolated Gateways (local
 	// mode's own machine, --unrestricted-caller); none by default.
 	Unrestricted []netip.Prefix
+	// Replica names this replica's Pod, when it runs in a cluster beside others: its
+	// fleet reports need it (fleet_report.go). Nil: no reports are written or read.
+	Replica *Replica
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -66,6 +69,7 @@ type Reconciler struct {
 	opts     Options
 	gather   *gatherer
 	status   *statusWriter
+	leader   *leadership
 	recorder record.EventRecorder
 	log      logr.Logger
 	metrics  *operatorMetrics
@@ -91,6 +95,15 @@ type Reconciler struct {
 	// bindRetries is when each Gateway's configuration was last resent after a bind
 	// failure (listener_retry.go).
 	bindRetries map[string]time.Time
+	// started and warm hold the first publication until the DNS guard has answered
+	// (warmup.go).
+	started time.Time
+	warm    bool
+	// peers are the other replicas' fleets, read by the leader each reconcile; reported
+	// and reportedAt are this follower's last report (fleet_report.go).
+	peers      map[string][]fleetReport
+	reported   map[string]fleetReport
+	reportedAt time.Time
 }
 
 // reconcileKey is the single work item every event maps to.
@@ -107,7 +120,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.opts.DNS.SetNames(outsideNames(res))
-	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
+	addrs := r.opts.DNS.Addresses()
+	if r.warming(addrs) {
+		return ctrl.Result{RequeueAfter: warmupRetry}, nil
+	}
+	result := translate.Translate(res, addrs, translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
 		Unrestricted: r.opts.Unrestricted})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
@@ -115,13 +132,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.gatewayObjects = gateways
 	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)
+	r.peers = nil
+	if r.writes() {
+		r.peers = r.peerFleets(ctx)
+	}
 	r.markProgrammed(&result, problems, gateways, gens)
-	r.emitWarnings(result.Warnings)
-	err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
-		r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+	report := r.reportFleets(ctx)
+	if r.writes() {
+		r.emitWarnings(result.Warnings)
+		err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
+			r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+	}
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures())}, err
+	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report)}, err
 }
 
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
@@ -133,13 +157,9 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		gw, held := r.stage(desired)
 		gw = translate.WithCallers(gw, r.callers) // staging may bring back older listeners
 		obj := gateways[gw.Name]
-		if err := r.widenEnvoyEgress(ctx, gw, obj); err != nil {
-			problems[gw.Name] = fmt.Errorf("the Envoy egress NetworkPolicy could not be written, so the new configuration was not sent: %w", err)
-			r.log.Error(err, "envoy egress policy", "gateway", gw.Name)
+		if err := r.writePolicies(ctx, desired, gw, obj); err != nil {
+			problems[gw.Name] = err
 			continue
-		}
-		if err := r.writeEnvoyIngress(ctx, desired, obj); err != nil {
-			r.log.Error(err, "envoy ingress policy", "gateway", gw.Name)
 		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
 		out, built, leftOut, err := buildIsolating(gw, r.opts.Envoy)
@@ -158,7 +178,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			r.log.Error(err, "publish", "gateway", gw.Name)
 			continue
 		}
-		if r.opts.Provider == nil || obj == nil {
+		if r.opts.Provider == nil || obj == nil || !r.writes() {
 			continue
 		}
 		addrs, err := r.opts.Provider.Ensure(ctx, infra.GatewayOf(obj))
@@ -171,6 +191,23 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		}
 	}
 	return problems
+}
+
+// writePolicies writes the Gateway's Envoy egress and ingress NetworkPolicies (on the
+// elected replica only). The egress policy must allow the new endpoints before Envoy
+// gets them, so failing to write it holds the new configuration back.
+func (r *Reconciler) writePolicies(ctx context.Context, desired, gw ir.Gateway, obj *gwapiv1.Gateway) error {
+	if !r.writes() {
+		return nil
+	}
+	if err := r.widenEnvoyEgress(ctx, gw, obj); err != nil {
+		r.log.Error(err, "envoy egress policy", "gateway", gw.Name)
+		return fmt.Errorf("the Envoy egress NetworkPolicy could not be written, so the new configuration was not sent: %w", err)
+	}
+	if err := r.writeEnvoyIngress(ctx, desired, obj); err != nil {
+		r.log.Error(err, "envoy ingress policy", "gateway", gw.Name)
+	}
+	return nil
 }
 
 // removeGone withdraws the snapshot and Envoys of Gateways no longer translated.
@@ -191,6 +228,9 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		delete(r.lastPublished, key)
 		delete(r.holding, key)
 		delete(r.bindRetries, key)
+		if !r.writes() {
+			continue
+		}
 		if err := r.deleteEnvoyPolicies(ctx, name.Namespace, name.Name); err != nil {
 			r.log.Error(err, "delete Envoy NetworkPolicies", "gateway", key)
 			now[key] = name

@@ -9,9 +9,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -41,6 +43,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		bindRetries: map[string]time.Time{},
 
 		lastPublished: map[string]ir.Gateway{},
+		leader:        newLeadership(),
 	}
 }
 
@@ -60,7 +63,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	specOnly := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 	// Gateways and classes also carry settings in annotations (tenant isolation, access log).
 	specOrSettings := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
+	if err := mgr.Add(r.leader); err != nil {
+		return err
+	}
+	// Every replica translates and serves xDS (leader.go); only writes wait for the lease.
 	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Watches(&gwapiv1.GatewayClass{}, all, specOrSettings).
 		Watches(&gwapiv1.Gateway{}, all, specOrSettings).
 		Watches(&gwapiv1.HTTPRoute{}, all, specOnly).
@@ -77,7 +85,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(&corev1.Secret{}, all).
 		WatchesMetadata(&corev1.ConfigMap{}, all).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
-		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all))
+		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all)).
+		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	return b.Complete(r)
 }
 

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -180,7 +181,9 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "portcullis-manager.portcullis.io",
 		LeaderElectionNamespace: f.namespace,
-		Cache:                   cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}},
+		// A replica that stops hands the lease over at once instead of after its expiry.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}},
 	})
 	if err != nil {
 		return err
@@ -208,7 +211,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
-		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted,
+		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted, Replica: replicaFromEnv(f.namespace),
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -341,3 +344,17 @@ func setupDNSGuard(f *managerFlags) (*dnsguard.Store, *dnsguard.AddressPolicy, e
 type runnable func(context.Context) error
 
 func (r runnable) Start(ctx context.Context) error { return r(ctx) }
+
+// NeedLeaderElection is false: the xDS server and the DNS guard run on every replica,
+// which all translate and serve their Envoys (controllers/leader.go).
+func (r runnable) NeedLeaderElection() bool { return false }
+
+// replicaFromEnv names this replica's Pod from the downward API (config/manager sets
+// POD_NAME and POD_UID); nil outside a cluster, where there is one replica.
+func replicaFromEnv(namespace string) *controllers.Replica {
+	name, uid := os.Getenv("POD_NAME"), os.Getenv("POD_UID")
+	if name == "" || uid == "" || namespace == "" {
+		return nil
+	}
+	return &controllers.Replica{Namespace: namespace, Pod: name, UID: types.UID(uid)}
+}

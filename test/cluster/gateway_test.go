@@ -143,6 +143,9 @@ func TestGatewayInCluster(t *testing.T) {
 		k.expectEnvoyEgressPolicy(t, echoPods[0].Status.PodIP)
 	})
 	step("audit log and NetworkPolicies")
+
+	t.Run("ManagerFailover", func(t *testing.T) { k.expectFailover(t, appsClient, gwURL) })
+	step("manager failover")
 }
 
 // serveOutsideAPI serves the outside API on externalIP:443 until the test ends.
