@@ -211,8 +211,8 @@ $(KUBE_NODE_BINS) &: hack/tools/kube-apiserver/go.mod hack/tools/kube-apiserver/
 $(CLUSTER_BIN)/coredns: hack/tools/coredns/go.mod hack/tools/coredns/go.sum hack/tools/coredns/main.go | check-go
 	cd hack/tools/coredns && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ .
 
-$(CLUSTER_BIN)/echo-basic: hack/tools/conformance/go.mod hack/tools/conformance/go.sum | check-go
-	cd hack/tools/conformance && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ sigs.k8s.io/gateway-api/conformance/echo-basic
+$(CLUSTER_BIN)/echo-basic: test/conformance/go.mod test/conformance/go.sum | check-go
+	cd test/conformance && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ sigs.k8s.io/gateway-api/conformance/echo-basic
 
 $(MKIMAGE): hack/tools/mkimage/go.mod hack/tools/mkimage/go.sum hack/tools/mkimage/main.go | check-go
 	cd hack/tools/mkimage && go build -trimpath -o $@ .
@@ -295,3 +295,16 @@ cluster-down: ## Stop the single-node cluster and undo every change it made to t
 cluster-test: cluster-up ## cluster-up, then the in-cluster end-to-end test (test/cluster): make deploy, a Gateway, traffic.
 	PORTCULLIS_CLUSTER_KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_CLUSTER_IMAGE=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) \
 	  PORTCULLIS_CLUSTER_KUBECTL=$(CLUSTER_BIN)/kubectl go test -tags cluster -count=1 -timeout=15m -v ./test/cluster/...
+
+# The Gateway API conformance suite (test/conformance, its own module) as a test binary,
+# rebuilt only when that module changes.
+CONFORMANCE_TEST := $(CLUSTER_BIN)/conformance.test
+$(CONFORMANCE_TEST): test/conformance/go.mod test/conformance/go.sum $(wildcard test/conformance/*.go) | check-go
+	cd test/conformance && go test -c -o $@ .
+
+.PHONY: conformance
+conformance: cluster-up $(CONFORMANCE_TEST) ## cluster-up, deploy the manager, run the Gateway API conformance suite (GATEWAY-HTTP) and write conformance/report.yaml.
+	$(MAKE) --no-print-directory deploy IMG=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) KUBECTL=$(CLUSTER_BIN)/kubectl KUBECONFIG=$(CLUSTER_DIR)/kubeconfig
+	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(CLUSTER_BIN)/kubectl -n portcullis-system rollout status deployment/portcullis-controller-manager --timeout=3m
+	cd test/conformance && KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_VERSION=$(VERSION) \
+	  $(CONFORMANCE_TEST) -test.v -test.count=1 -test.timeout=40m

@@ -39,7 +39,7 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 		annotations[AnnotationXDSClientHash] = certHash
 	}
 	return appsv1ac.Deployment(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(objectLabels(gw)).
+		WithLabels(labelsOf(gw)).
 		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(appsv1ac.DeploymentSpec().
@@ -52,11 +52,8 @@ func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *app
 					WithMaxUnavailable(intstr.FromInt32(0)).
 					WithMaxSurge(intstr.FromInt32(1)))).
 			WithTemplate(corev1ac.PodTemplateSpec().
-				// spec.infrastructure stays off the pods: a label could make another
-				// NetworkPolicy select them and widen their egress, an annotation could
-				// attach a network or a sidecar that bypasses it.
-				WithLabels(podLabels(gw)).
-				WithAnnotations(annotations).
+				WithLabels(labelsOf(gw)).
+				WithAnnotations(podAnnotations(gw, annotations)).
 				WithSpec(k.podSpec(gw))))
 }
 

@@ -308,7 +308,7 @@ func hash(parts ...[]byte) string {
 
 func (k *Kubernetes) serviceAccount(gw Gateway) *corev1ac.ServiceAccountApplyConfiguration {
 	return corev1ac.ServiceAccount(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(objectLabels(gw)).
+		WithLabels(labelsOf(gw)).
 		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		// Envoy never calls the Kubernetes API.
@@ -317,7 +317,7 @@ func (k *Kubernetes) serviceAccount(gw Gateway) *corev1ac.ServiceAccountApplyCon
 
 func (k *Kubernetes) configMap(gw Gateway, boot []byte) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(objectLabels(gw)).
+		WithLabels(labelsOf(gw)).
 		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithData(map[string]string{BootstrapKey: string(boot)})

@@ -10,17 +10,18 @@ import (
 )
 
 // TestKubernetesPropagatesInfrastructure: spec.infrastructure labels and annotations
-// reach every object made for the Gateway, with Portcullis' own winning a clash, but
-// not the Envoy pods (a label could make another NetworkPolicy select them, an
-// annotation attach a network or sidecar); a label dropped from the Gateway leaves.
+// reach every object made for the Gateway, its Envoy pods included (GEP-1867), with
+// Portcullis' own winning a clash: a Gateway cannot relabel its pods out of their
+// Deployment or into another Gateway's policies. A label dropped from the Gateway
+// leaves.
 func TestKubernetesPropagatesInfrastructure(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	certs, _ := xdsCerts(t)
 	k := newKubernetes(t, certs)
 	gw := testGateway(ns)
-	gw.Labels = map[string]string{"team": "payments", "app.kubernetes.io/name": "hijack"}
-	gw.Annotations = map[string]string{"example.com/owner": "platform", "k8s.v1.cni.cncf.io/networks": "bypass"}
+	gw.Labels = map[string]string{"team": "payments", LabelName: "hijack", LabelGatewayName: "other"}
+	gw.Annotations = map[string]string{"example.com/owner": "platform", AnnotationBootstrapHash: "forged"}
 	if _, err := k.Ensure(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +37,14 @@ func TestKubernetesPropagatesInfrastructure(t *testing.T) {
 		}
 	}
 	pod := objs.dep.Spec.Template
-	if !maps.Equal(pod.Labels, wantObjectLabels(ns, gw.Name)) {
-		t.Errorf("pod labels = %v, want only Portcullis' %v", pod.Labels, wantObjectLabels(ns, gw.Name))
+	if !maps.Equal(pod.Labels, wantLabels) {
+		t.Errorf("pod labels = %v, want %v", pod.Labels, wantLabels)
 	}
-	for _, key := range []string{"example.com/owner", "k8s.v1.cni.cncf.io/networks"} {
-		if v, ok := pod.Annotations[key]; ok {
-			t.Errorf("pod annotation %s = %q; spec.infrastructure must stay off the pods", key, v)
-		}
+	if got := pod.Annotations["example.com/owner"]; got != "platform" {
+		t.Errorf("pod annotation example.com/owner = %q, want platform", got)
+	}
+	if got := pod.Annotations[AnnotationBootstrapHash]; got == "forged" || got == "" {
+		t.Errorf("pod annotation %s = %q, want Portcullis' own hash", AnnotationBootstrapHash, got)
 	}
 
 	gw.Labels = nil
@@ -71,5 +73,19 @@ func TestGatewayOfTakesInfrastructure(t *testing.T) {
 	got := GatewayOf(gw)
 	if !maps.Equal(got.Labels, map[string]string{"team": "payments"}) || !maps.Equal(got.Annotations, map[string]string{"example.com/owner": "platform"}) {
 		t.Fatalf("labels %v, annotations %v", got.Labels, got.Annotations)
+	}
+}
+
+// TestGatewayOfDropsPodAlteringKeys: keys that would let another system rewire the Envoy
+// pods never reach the provider, even if the translator's refusal were bypassed.
+func TestGatewayOfDropsPodAlteringKeys(t *testing.T) {
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "gw"}}
+	gw.Spec.Infrastructure = &gwapiv1.GatewayInfrastructure{
+		Labels:      map[gwapiv1.LabelKey]gwapiv1.LabelValue{"istio-injection": "enabled", "team": "payments"},
+		Annotations: map[gwapiv1.AnnotationKey]gwapiv1.AnnotationValue{"k8s.v1.cni.cncf.io/networks": "bypass"},
+	}
+	got := GatewayOf(gw)
+	if !maps.Equal(got.Labels, map[string]string{"team": "payments"}) || got.Annotations != nil {
+		t.Fatalf("labels %v, annotations %v; want only team=payments", got.Labels, got.Annotations)
 	}
 }

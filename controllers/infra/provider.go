@@ -23,8 +23,9 @@ type Gateway struct {
 	Listeners       []Listener
 	Generation      int64
 	// Labels and Annotations come from spec.infrastructure: the provider puts them on
-	// every object it makes for the Gateway (its own labels win a clash, since
-	// selectors and policies depend on them).
+	// every object it makes for the Gateway, pods included (its own labels win a clash,
+	// since selectors and policies depend on them). Keys the translator refuses
+	// (translate.RefusedInfrastructureKey) never get here.
 	Labels, Annotations map[string]string
 }
 
@@ -50,7 +51,7 @@ type Provider interface {
 func GatewayOf(gw *gwapiv1.Gateway) Gateway {
 	out := Gateway{Name: gw.Name, Namespace: gw.Namespace, UID: gw.UID, Generation: gw.Generation}
 	if infra := gw.Spec.Infrastructure; infra != nil {
-		out.Labels, out.Annotations = stringMap(infra.Labels), stringMap(infra.Annotations)
+		out.Labels, out.Annotations = acceptedKeys(stringMap(infra.Labels)), acceptedKeys(stringMap(infra.Annotations))
 	}
 	for _, l := range gw.Spec.Listeners {
 		out.Listeners = append(out.Listeners, Listener{
@@ -91,4 +92,18 @@ func stringMap[K, V ~string](in map[K]V) map[string]string {
 		out[string(k)] = string(v)
 	}
 	return out
+}
+
+// acceptedKeys drops the keys translate.RefusedInfrastructureKey refuses. The translator
+// already refuses such a Gateway; this keeps them off the pods whatever provisions them.
+func acceptedKeys(m map[string]string) map[string]string {
+	for k := range m {
+		if translate.RefusedInfrastructureKey(k) != "" {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }

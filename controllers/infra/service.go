@@ -13,7 +13,7 @@ import (
 // service exposes each public port once, mapped to the Envoy port (80 -> 10080).
 func (k *Kubernetes) service(gw Gateway) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(ResourceName(gw.Name), gw.Namespace).
-		WithLabels(objectLabels(gw)).
+		WithLabels(labelsOf(gw)).
 		WithAnnotations(objectAnnotations(gw)).
 		WithOwnerReferences(ownerReference(gw)).
 		WithSpec(corev1ac.ServiceSpec().

@@ -40,6 +40,9 @@ func (b *builder) routeConfiguration(l *ir.Listener) (*routev3.RouteConfiguratio
 		// Envoy tells upstreams the client's address in this header when it deems the
 		// client external; outside services must not learn the cluster's addresses.
 		RequestHeadersToRemove: []string{"x-envoy-external-address"},
+		// Gateway API hostnames carry no port; a Host with one ("api.example.com:1234")
+		// must still match, and reaches the upstream as the client sent it.
+		IgnorePortInHostMatching: true,
 	}, nil
 }
 

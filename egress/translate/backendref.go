@@ -77,28 +77,12 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 // resolveBackendRef finds the cluster for one backendRef, adding it (and its secrets) to
 // the Gateway.
 func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (ir.WeightedCluster, *refError) {
-	group, kind, ns := "", "Service", r.Namespace
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
-	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-	isService := group == "" && kind == "Service"
-	isBackend := group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind
-	if !isService && !isBackend {
-		return ir.WeightedCluster{}, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
-	}
-	if !t.refAllowed(crossRef{gwapiv1.GroupName, "HTTPRoute", r.Namespace, group, kind, ns, target.Name}) {
-		return ir.WeightedCluster{}, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
+	target, isService, rerr := t.backendRefTarget(r, ref)
+	if rerr != nil {
+		return ir.WeightedCluster{}, rerr
 	}
 	var cluster *ir.Cluster
 	var secrets []ir.Secret
-	var rerr *refError
 	if isService {
 		cluster, secrets, rerr = t.serviceRef(g, target, ref.Port)
 	} else {
@@ -113,4 +97,29 @@ func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, 
 		g.secrets[s.Name] = s
 	}
 	return ir.WeightedCluster{Cluster: cluster.Name}, nil
+}
+
+// backendRefTarget checks a backendRef's kind and, across namespaces, its ReferenceGrant,
+// and returns the object it names and whether that is a Service (else a Backend).
+func (t *translator) backendRefTarget(r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (types.NamespacedName, bool, *refError) {
+	group, kind, ns := "", "Service", r.Namespace
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+	isService := group == "" && kind == "Service"
+	isBackend := group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind
+	if !isService && !isBackend {
+		return target, false, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
+	}
+	if !t.refAllowed(crossRef{gwapiv1.GroupName, "HTTPRoute", r.Namespace, group, kind, ns, target.Name}) {
+		return target, isService, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
+	}
+	return target, isService, nil
 }

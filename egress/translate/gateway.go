@@ -87,19 +87,26 @@ func (t *translator) gatewayAccepted(g *gatewayContext) bool {
 			"spec.infrastructure.parametersRef is not supported: Portcullis takes no Gateway parameters (spec.infrastructure.labels and annotations are applied); remove it")
 		return false
 	}
-	valid := 0
+	if problem := infrastructureProblem(g.gw.Spec.Infrastructure); problem != "" {
+		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonInvalidParameters), problem)
+		return false
+	}
+	valid, served := 0, 0
 	for _, l := range g.listeners {
 		if l.valid() {
 			valid++
+		}
+		if l.served() {
+			served++
 		}
 	}
 	switch {
 	case valid == 0:
 		g.setGatewayCondition(false, string(gwapiv1.GatewayReasonListenersNotValid), "no listener is valid; see status.listeners")
 		return false
-	case valid < len(g.listeners):
+	case served < len(g.listeners):
 		g.setGatewayCondition(true, string(gwapiv1.GatewayReasonListenersNotValid),
-			fmt.Sprintf("%d of %d listeners are invalid and not served; see status.listeners", len(g.listeners)-valid, len(g.listeners)))
+			fmt.Sprintf("%d of %d listeners are invalid or not served; see status.listeners", len(g.listeners)-served, len(g.listeners)))
 	default:
 		g.setGatewayCondition(true, string(gwapiv1.GatewayReasonAccepted), "Gateway accepted")
 	}

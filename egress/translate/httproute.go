@@ -54,12 +54,17 @@ func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *
 		st.Conditions = []metav1.Condition{condition(string(gwapiv1.RouteConditionAccepted), false, string(reason), msg, gen)}
 		return st
 	}
+	rejectUnattached := func(reason gwapiv1.RouteConditionReason, msg string) gwapiv1.RouteParentStatus {
+		st = reject(reason, msg)
+		st.Conditions = append(st.Conditions, t.unattachedRefStatus(r).condition(gen))
+		return st
+	}
 	selected, allowed := t.chooseListeners(g, choices, ref, r.Namespace)
 	if len(selected) == 0 {
-		return reject(gwapiv1.RouteReasonNoMatchingParent, "no valid listener of the Gateway matches parentRef's sectionName/port")
+		return rejectUnattached(gwapiv1.RouteReasonNoMatchingParent, "no valid listener of the Gateway matches parentRef's sectionName/port")
 	}
 	if len(allowed) == 0 {
-		return reject(gwapiv1.RouteReasonNotAllowedByListeners, "the selected listeners do not allow routes from namespace "+r.Namespace)
+		return rejectUnattached(gwapiv1.RouteReasonNotAllowedByListeners, "the selected listeners do not allow routes from namespace "+r.Namespace)
 	}
 	rules, resolved, err := t.buildRules(g, r, key)
 	if err != nil {

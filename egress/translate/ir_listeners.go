@@ -18,7 +18,7 @@ import (
 func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 	byPort := map[uint32]*ir.Listener{}
 	for _, l := range g.listeners {
-		if !l.valid() {
+		if !l.served() {
 			continue
 		}
 		out, ok := byPort[l.envoyPort]

@@ -32,13 +32,20 @@ type listenerContext struct {
 	problem, problemMsg string
 	// refProblem makes ResolvedRefs=False (the listener may still be served).
 	refProblem, refProblemMsg string
-	conflict, conflictMsg     string
-	supportedKinds            []gwapiv1.RouteGroupKind
-	certSecrets               []ir.Secret
-	attachedRoutes            int32
+	// unservedMsg, when set, keeps an accepted listener out of Envoy (Programmed=False):
+	// an HTTPS listener none of whose certificates resolves. Routes still attach to it
+	// and count in attachedRoutes, so fixing the Secret is all it takes to serve them.
+	unservedMsg           string
+	conflict, conflictMsg string
+	supportedKinds        []gwapiv1.RouteGroupKind
+	certSecrets           []ir.Secret
+	attachedRoutes        int32
 }
 
 func (l *listenerContext) valid() bool { return l.problem == "" && l.conflict == "" }
+
+// served reports whether Envoy gets the listener.
+func (l *listenerContext) served() bool { return l.valid() && l.unservedMsg == "" }
 
 // EnvoyPort returns the port Envoy binds for a Gateway listener port.
 func EnvoyPort(port gwapiv1.PortNumber) uint32 {
@@ -64,8 +71,11 @@ func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener)
 	case gwapiv1.HTTPSProtocolType:
 		t.validateListenerTLS(g, l)
 	default:
+		// No route kind can attach to a protocol Portcullis does not serve, so the
+		// listener supports none (Gateway API wants an empty supportedKinds here).
 		l.problem = string(gwapiv1.ListenerReasonUnsupportedProtocol)
 		l.problemMsg = fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", spec.Protocol)
+		return l
 	}
 	l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
 	return l
@@ -145,6 +155,9 @@ func (l *listenerContext) status(gen int64) gwapiv1.ListenerStatus {
 	resolved := condition(string(gwapiv1.ListenerConditionResolvedRefs), true, string(gwapiv1.ListenerReasonResolvedRefs), "all references resolved", gen)
 	if l.refProblem != "" {
 		resolved = condition(string(gwapiv1.ListenerConditionResolvedRefs), false, l.refProblem, l.refProblemMsg, gen)
+	}
+	if l.unservedMsg != "" {
+		programmed = condition(string(gwapiv1.ListenerConditionProgrammed), false, string(gwapiv1.ListenerReasonInvalid), l.unservedMsg, gen)
 	}
 	conflicted := condition(string(gwapiv1.ListenerConditionConflicted), false, string(gwapiv1.ListenerReasonNoConflicts), "no conflicts", gen)
 	if l.conflict != "" {

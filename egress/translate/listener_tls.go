@@ -37,7 +37,7 @@ func (t *translator) validateListenerTLS(g *gatewayContext, l *listenerContext) 
 		l.certSecrets = append(l.certSecrets, secret)
 	}
 	if len(l.certSecrets) == 0 {
-		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonInvalidCertificateRef), "no usable certificate: "+l.refProblemMsg
+		l.unservedMsg = "not served: no usable certificate: " + l.refProblemMsg
 	}
 }
 

@@ -22,8 +22,11 @@ if [ ! -f "$DATA/sysctl.orig" ]; then
   for d in "${HOST_DIRS[@]}"; do [ -e "$d" ] || echo "$d"; done >"$DATA/host-dirs.created"
   for s in "${SYSCTLS[@]}"; do sysctl -n "$s" >/dev/null 2>&1 && echo "$s=$(sysctl -n "$s")"; done >"$DATA/sysctl.orig"
 fi
+# (The address list is read whole first: grep -q closing the pipe early would make ip
+# fail under pipefail and the address look missing.)
+lo_addrs=$(ip -4 addr show dev lo)
 for ip in $NODE_IP $EXTERNAL_IP; do
-  ip -4 addr show dev lo | grep -q " $ip/32 " || ip addr add "$ip/32" dev lo
+  grep -q " $ip/32 " <<<"$lo_addrs" || ip addr add "$ip/32" dev lo
 done
 sysctl -qw net.ipv4.ip_forward=1
 # Pod traffic may reach the node and other pods, never leave through another interface.
