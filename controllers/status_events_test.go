@@ -46,7 +46,7 @@ func TestConditionEventsFollowTransitions(t *testing.T) {
 			after: conditionSets{"": {cond("Programmed", "False", "NotReferenced")}}},
 		{name: "Envoy rejecting after Pending warns", before: conditionSets{"": {cond("Programmed", "False", "Pending")}},
 			after: conditionSets{"": {cond("Programmed", "False", "Rejected")}},
-			want: []conditionEvent{{eventType: corev1.EventTypeWarning, reason: "Rejected", message: "Rejected message"}}},
+			want:  []conditionEvent{{eventType: corev1.EventTypeWarning, reason: "Rejected", message: "Rejected message"}}},
 		{name: "a condition whose False is healthy (Conflicted) emits nothing", before: conditionSets{},
 			after: conditionSets{"listener http": {cond("Conflicted", "False", "NoConflicts")}}},
 		{name: "a listener's or parent's problem names its scope", before: conditionSets{},
