@@ -105,8 +105,8 @@ func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egr
 	}
 	for _, v := range res.Vetted {
 		a := egressv1alpha1.VettedAddress{IP: v.IP.String()}
-		if !v.Expires.IsZero() {
-			a.ExpiresAt = &metav1.Time{Time: v.Expires}
+		if !v.Since.IsZero() {
+			a.Since = &metav1.Time{Time: v.Since}
 		}
 		vetted = append(vetted, a)
 	}
