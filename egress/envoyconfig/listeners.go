@@ -73,7 +73,8 @@ func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any,
 		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
 		// Gateway API hostnames never carry a port, but Host headers sent to a listener on
 		// a non-default port do; strip it so virtual hosts match and upstreams see a clean Host.
-		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		StripPortMode:    &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		LocalReplyConfig: invalidShareReply(),
 	}
 	var err error
 	if hcm.HttpFilters, err = httpFilters(); err != nil {

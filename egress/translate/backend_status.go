@@ -54,6 +54,9 @@ func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.Backen
 
 func programmedCondition(tb *translatedBackend, gen int64) metav1.Condition {
 	switch {
+	case !tb.referenced && tb.portProblem != nil:
+		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonInvalidPortRef,
+			"nothing is programmed: every HTTPRoute backendRef to this Backend names a port it cannot serve, e.g. "+tb.portProblem.msg, gen)
 	case !tb.referenced:
 		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonNotReferenced, "no HTTPRoute attached to a Portcullis Gateway references this Backend", gen)
 	case !tb.usable():
