@@ -41,6 +41,7 @@ check-go:
 .PHONY: manifests
 manifests: check-go ## Generate the CRDs and the manager's ClusterRole into config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crd-descriptions config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=portcullis-manager-role paths=./controllers/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
