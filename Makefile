@@ -9,7 +9,7 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BIN := $(ROOT)/bin
 export GOWORK := off
 
-# Pinned tool versions (DESIGN.md section 2).
+# Pinned tool versions.
 KUBE_VERSION := 1.36.3
 ENVOY_VERSION := 1.40.0
 
@@ -29,7 +29,8 @@ GO_TEST_FLAGS ?= -count=1 -timeout=15m
 
 .PHONY: help
 help: ## Show the targets.
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | sed 's/$$(ENVOY_VERSION)/$(ENVOY_VERSION)/g' | \
+	  awk 'BEGIN{FS=":.*?## "}{printf "  %-18s %s\n", $$1, $$2}'
 
 ##@ Development
 
@@ -40,6 +41,7 @@ check-go:
 .PHONY: manifests
 manifests: check-go ## Generate the CRDs and the manager's ClusterRole into config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crd-descriptions config/crd/bases/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=portcullis-manager-role paths=./controllers/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
@@ -122,7 +124,7 @@ test: verify-generated fmt vet tools ## Generate, format, vet, install tools, th
 	  go test $(GO_TEST_FLAGS) -run '^$$' -bench . -benchtime=1x ./test/bench/...
 
 .PHONY: bench
-bench: tools ## Run the benchmarks at the DESIGN.md sizes and write the tables to test/bench/results.md.
+bench: tools ## Run the benchmarks at the sizes of their targets and write the tables to test/bench/results.md.
 	KUBEBUILDER_ASSETS=$(ENVTEST_DIR) ENVOY_BIN=$(ENVOY_BIN) PATH=$(ENVTEST_DIR):$$PATH \
 	  go run ./test/bench/cmd/report -out test/bench/results.md
 

@@ -729,14 +729,14 @@ spec:
 `, name, target)
 }
 
-// addressStatus checks status.addresses (each with an expiry) and the blocked IPs, in order.
+// addressStatus checks status.addresses (each dated since) and the blocked IPs, in order.
 func addressStatus(vetted, blocked []string) func(client.Object) error {
 	return func(o client.Object) error {
 		st := o.(*egressv1alpha1.Backend).Status
 		var gotV, gotB []string
 		for _, a := range st.Addresses {
-			if a.ExpiresAt == nil {
-				return fmt.Errorf("address %s has no expiresAt", a.IP)
+			if a.Since == nil || a.Since.IsZero() {
+				return fmt.Errorf("address %s has no since", a.IP)
 			}
 			gotV = append(gotV, a.IP)
 		}

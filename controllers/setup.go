@@ -30,12 +30,13 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	recorder := mgr.GetEventRecorderFor("portcullis")
 	return &Reconciler{
 		client:   mgr.GetClient(),
 		opts:     opts,
 		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
-		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock},
-		recorder: mgr.GetEventRecorderFor("portcullis"),
+		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock, events: recorder},
+		recorder: recorder,
 		log:      mgr.GetLogger().WithName("portcullis"),
 		live:     map[string]types.NamespacedName{},
 		holding:  map[string]time.Time{},

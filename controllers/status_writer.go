@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -25,6 +26,9 @@ type statusWriter struct {
 	c          client.Client
 	controller gwapiv1.GatewayController
 	now        func() time.Time
+	// events receives an Event per condition that turns False or recovers
+	// (status_events.go); nil emits none.
+	events record.EventRecorder
 }
 
 // write stores every status; it returns the errors of the objects it could not update.
@@ -143,16 +147,23 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 }
 
 // update reads the object, lets mutate change its status, and writes it only if mutate
-// reports a change. A deleted object is not an error.
+// reports a change; once written, the conditions that changed become Events. A deleted
+// object is not an error.
 func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj client.Object, mutate func(client.Object) bool) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := w.c.Get(ctx, key, obj); err != nil {
 			return err
 		}
+		before := conditionsOf(obj, w.controller)
 		if !mutate(obj) {
 			return nil
 		}
-		return w.c.Status().Update(ctx, obj)
+		events := conditionEvents(before, conditionsOf(obj, w.controller))
+		if err := w.c.Status().Update(ctx, obj); err != nil {
+			return err
+		}
+		emitConditionEvents(w.events, obj, events)
+		return nil
 	})
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -14,7 +14,7 @@ import (
 // egress.AddressPolicy, is compiled once and is safe for concurrent use.
 //
 // An address is refused when a denied range covers it: the IANA special-purpose ranges
-// of DESIGN.md section 6, the cluster CIDRs and the admin's deny CIDRs. An allow CIDR
+// listed in ranges.go (and in the README's "The DNS trust guard"), the cluster CIDRs and the admin's deny CIDRs. An allow CIDR
 // covering the address lifts a special-purpose range; it lifts a cluster or deny CIDR
 // only when the allow CIDR is the more specific prefix (so "allow 10.0.0.0/8" does not
 // open a cluster CIDR inside it, while "allow 10.96.0.10/32" does). An IPv4-mapped IPv6

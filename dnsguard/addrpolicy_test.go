@@ -416,7 +416,7 @@ type naiveRange struct {
 	operator bool
 }
 
-// The DESIGN.md section 6 list, plus the IPv4-compatible and SIIT forms, written out
+// The special-purpose list of the README's "The DNS trust guard", plus the IPv4-compatible and SIIT forms, written out
 // again for the model.
 var naiveSpecialPurpose = []string{
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",

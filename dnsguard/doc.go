@@ -4,7 +4,7 @@
 // to (AddressPolicy, which implements egress.AddressPolicy), resolves names with
 // github.com/miekg/dns against the configured servers (Resolver), keeps the vetted
 // addresses of every tracked name fresh (Store), and reports what it does as
-// Prometheus metrics (Metrics). DESIGN.md section 6 states the rules.
+// Prometheus metrics (Metrics). The README's "The DNS trust guard" states the rules.
 //
 // Wiring, in the manager:
 //

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// builtinRefusedSuffixes are the suffixes the Backend CRD's CEL refuses (DESIGN.md
-// section 4): reserved, local-only and cluster-internal names.
+// builtinRefusedSuffixes are the suffixes the Backend CRD's CEL refuses (api/v1alpha1,
+// destination_types.go): reserved, local-only and cluster-internal names.
 var builtinRefusedSuffixes = []string{
 	"localhost", "local", "internal", "localdomain", "home.arpa",
 	"cluster.local", "svc", "in-addr.arpa", "ip6.arpa",

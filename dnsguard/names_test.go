@@ -163,7 +163,7 @@ func TestNewNamePolicyErrors(t *testing.T) {
 	}
 }
 
-// naiveNameOK restates the CRD's CEL rules (DESIGN.md section 4) with Go regexps, plus
+// naiveNameOK restates the CRD's CEL rules (api/v1alpha1, destination_types.go) with Go regexps, plus
 // the configured suffixes: the independent model the fuzz target compares against.
 var (
 	celIPLiteral = regexp.MustCompile(`^(.*[.])?(0[xX][0-9a-fA-F]*|[0-9]+)[.]?$`)

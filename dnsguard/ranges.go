@@ -35,7 +35,7 @@ type deniedRange struct {
 	operator bool // from --cluster-cidr or --deny-cidr: a more specific allow CIDR beats it
 }
 
-// specialPurposeRanges are the IANA special-purpose ranges DESIGN.md section 6 lists,
+// specialPurposeRanges are the IANA special-purpose ranges the README's "The DNS trust guard" lists,
 // plus the well-known cloud metadata endpoints. Most of those only sharpen the reason
 // for an address a listed range already covers (169.254.169.254, 100.100.100.200,
 // fd00:ec2::254); Azure's WireServer, 168.63.129.16, is public address space and is

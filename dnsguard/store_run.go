@@ -133,6 +133,7 @@ func (s *Store) apply(j job, res Result) {
 		e.failures, e.staleUntil, e.dropped = 0, time.Time{}, false
 		e.goodUntil = now.Add(res.TTL)
 		e.res = res.Resolution(e.goodUntil)
+		keepSince(e.res.Vetted, old.Vetted, now)
 		s.scheduleLocked(e, now.Add(s.refreshDelay(res.TTL)))
 		s.scheduleExpiryLocked(e, e.goodUntil.Add(s.grace))
 	case res.Final:
@@ -175,7 +176,7 @@ func (s *Store) serveStaleLocked(e *entry, old egress.Resolution, res Result, no
 	}
 	e.res = egress.Resolution{State: egress.ResolutionStale, Message: res.Message, Blocked: old.Blocked}
 	for _, v := range old.Vetted {
-		e.res.Vetted = append(e.res.Vetted, egress.VettedAddress{IP: v.IP, Expires: e.staleUntil})
+		e.res.Vetted = append(e.res.Vetted, egress.VettedAddress{IP: v.IP, Expires: e.staleUntil, Since: v.Since})
 	}
 	s.scheduleLocked(e, minTime(now.Add(s.retryDelay(e.failures, 0)), e.staleUntil))
 }
@@ -274,6 +275,19 @@ func resolutionChanged(a, b egress.Resolution) bool {
 		}
 	}
 	return !slices.Equal(a.Blocked, b.Blocked)
+}
+
+// keepSince dates each vetted address: from the previous set when it was there already
+// (a refresh of the same answer), now when it is new.
+func keepSince(vetted, previous []egress.VettedAddress, now time.Time) {
+	for i := range vetted {
+		vetted[i].Since = now
+		for _, p := range previous {
+			if p.IP == vetted[i].IP && !p.Since.IsZero() {
+				vetted[i].Since = p.Since
+			}
+		}
+	}
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -3,6 +3,7 @@ package dnsguard
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -219,6 +220,44 @@ func TestStoreRefreshesBeforeExpiry(t *testing.T) {
 		t.Errorf("next refresh at +%v, want +102s", due.Sub(epoch))
 	}
 	h.expectNoChange()
+}
+
+// TestStoreKeepsSinceAcrossRefreshes: a refresh returning the same address keeps the
+// time it was first vetted (and signals no change, so no status is rewritten); a new
+// address is dated at the refresh that brought it, and one that stays keeps its date.
+func TestStoreKeepsSinceAcrossRefreshes(t *testing.T) {
+	h := newStoreHarness(t, nil)
+	const name = "api.example.com"
+	h.srv.Set(name, name+". 60 IN A 93.184.216.34")
+	h.store.Track(name)
+	h.waitApplied(name)
+	h.expectChange(name)
+	since := func() map[netip.Addr]time.Duration {
+		out := map[netip.Addr]time.Duration{}
+		for _, v := range h.res(name).Vetted {
+			out[v.IP] = v.Since.Sub(epoch)
+		}
+		return out
+	}
+	if got := since(); got[netip.MustParseAddr("93.184.216.34")] != 0 || len(got) != 1 {
+		t.Fatalf("first resolution: since %v, want 93.184.216.34 at +0s", got)
+	}
+
+	h.step(51 * time.Second)
+	h.waitApplied(name)
+	if got := since(); got[netip.MustParseAddr("93.184.216.34")] != 0 {
+		t.Errorf("after a refresh with the same answer: since %v, want +0s kept", got)
+	}
+	h.expectNoChange()
+
+	h.srv.Set(name, name+". 60 IN A 93.184.216.34", name+". 60 IN A 93.184.216.35")
+	h.step(51 * time.Second)
+	h.waitApplied(name)
+	want := map[netip.Addr]time.Duration{netip.MustParseAddr("93.184.216.34"): 0, netip.MustParseAddr("93.184.216.35"): 102 * time.Second}
+	if got := since(); !maps.Equal(got, want) {
+		t.Errorf("after a new address appeared: since %v, want %v", got, want)
+	}
+	h.expectChange(name)
 }
 
 func TestStoreClampsTTL(t *testing.T) {

@@ -40,10 +40,14 @@ type Resolution struct {
 	Blocked []BlockedAddress `json:"blocked,omitempty"`
 }
 
-// VettedAddress is an address that passed the guard, valid until Expires.
+// VettedAddress is an address that passed the guard, valid until Expires (the guard's
+// own schedule: a refresh moves it without telling anyone). Since is when the guard first
+// vetted it in the unbroken run of answers that still holds it: a refresh that returns
+// the same address keeps it, so status can show it without being rewritten per TTL.
 type VettedAddress struct {
 	IP      netip.Addr `json:"ip"`
 	Expires time.Time  `json:"expires,omitzero"`
+	Since   time.Time  `json:"since,omitzero"`
 }
 
 // BlockedAddress is an answer the guard refused and why.

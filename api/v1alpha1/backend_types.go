@@ -9,15 +9,21 @@ import (
 // namespace, together with how the gateway connects to it (TLS, protocol) and what it
 // does to every request on the way (extensions).
 //
+// `kubectl get backends` shows one column per condition (Accepted, Refs, Addresses,
+// Programmed) and, under Reason, the reason of the first condition that is False: a
+// Backend is in use only when no condition is False.
+//
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=pbk,categories=portcullis
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.destination.type`
 // +kubebuilder:printcolumn:name="Destination",type=string,JSONPath=`.status.destination`,description="The hostname, IP address or Service the Backend sends to"
 // +kubebuilder:printcolumn:name="Ports",type=string,JSONPath=`.status.ports`,description="The destination ports and their protocols"
-// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
-// +kubebuilder:printcolumn:name="Resolved",type=string,JSONPath=`.status.conditions[?(@.type=="AddressesResolved")].status`
-// +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=`.status.conditions[?(@.type=="Programmed")].status`
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`,description="Whether the spec is valid and allowed (condition Accepted)"
+// +kubebuilder:printcolumn:name="Refs",type=string,JSONPath=`.status.conditions[?(@.type=="ResolvedRefs")].status`,description="Whether every referenced Secret, ConfigMap and Service is usable (condition ResolvedRefs)"
+// +kubebuilder:printcolumn:name="Addresses",type=string,JSONPath=`.status.conditions[?(@.type=="AddressesResolved")].status`,description="Whether the DNS guard vetted an address (condition AddressesResolved; FQDN and ExternalName destinations only)"
+// +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=`.status.conditions[?(@.type=="Programmed")].status`,description="Whether Envoy runs this Backend's configuration (condition Programmed)"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.status=="False")].reason`,description="The reason of the first condition that is False; kubectl describe shows its message"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Backend struct {
 	metav1.TypeMeta `json:",inline"`

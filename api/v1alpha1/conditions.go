@@ -45,6 +45,10 @@ const (
 	ReasonNotReferenced = "NotReferenced"
 	ReasonPending       = "Pending"
 	ReasonRejected      = "Rejected"
+	// ReasonInvalidPortRef: HTTPRoutes reference the Backend only through ports it does
+	// not have (or cannot carry HTTP on), so nothing of it is programmed; the routes'
+	// ResolvedRefs conditions name each such ref.
+	ReasonInvalidPortRef = "InvalidPortRef"
 )
 
 // ReasonInvalidCredentialRef is the ResolvedRefs reason for a credential-injection

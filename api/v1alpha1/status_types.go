@@ -23,8 +23,11 @@ type BackendStatus struct {
 	// +optional
 	Ports string `json:"ports,omitempty"`
 
-	// addresses are the vetted addresses Envoy may connect to, each until it expires and
-	// is re-resolved.
+	// addresses are the vetted addresses Envoy may connect to. The DNS guard re-resolves
+	// the name when its TTL (clamped to the guard's minimum and maximum) runs out; the list
+	// is rewritten only when the set of addresses changes, not at every refresh. Whether
+	// the answers are current is the AddressesResolved condition's job: it turns Stale
+	// while resolution fails and the last addresses are still used.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
@@ -47,9 +50,11 @@ type VettedAddress struct {
 	// ip is the vetted address.
 	// +required
 	IP string `json:"ip"`
-	// expiresAt is when the answer's (clamped) TTL runs out; absent for literal IPs.
+	// since is when the DNS guard first vetted this address in the run of answers that
+	// has held it ever since (a refresh returning it again keeps the time; a manager
+	// restart starts a new run). Absent for literal IPs.
 	// +optional
-	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	Since *metav1.Time `json:"since,omitempty"`
 }
 
 // BlockedAddress is an answer the DNS guard refused.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,13 +60,38 @@ func registerLocalFlags(fs *flag.FlagSet) *localFlags {
 	return f
 }
 
-// setDefault changes a registered flag's default, in its value and in -h.
+// setDefault changes a registered flag's default, in its value and in -h. The manager's
+// help may state its own default in words; -h would print both, so that note goes.
 func setDefault(fs *flag.FlagSet, name, value string) {
 	fl := fs.Lookup(name)
 	if err := fl.Value.Set(value); err != nil {
 		panic(fmt.Sprintf("default of --%s: %v", name, err))
 	}
 	fl.DefValue = value
+	fl.Usage = withoutDefaultNote(fl.Usage)
+}
+
+// withoutDefaultNote removes from a flag's help the default it states in words: a
+// "(default ...)" aside, or a closing "; none by default".
+func withoutDefaultNote(usage string) string {
+	usage = strings.TrimSuffix(usage, "; none by default")
+	start := strings.Index(usage, " (default ")
+	if start < 0 {
+		return usage
+	}
+	depth := 0
+	for i := start + 1; i < len(usage); i++ {
+		switch usage[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return usage[:start] + usage[i+1:]
+			}
+		}
+	}
+	return usage
 }
 
 // validate checks the flags as given, before any default is derived from the machine.

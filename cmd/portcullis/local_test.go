@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,46 @@ func TestLocalHelpShowsTheLocalDefaults(t *testing.T) {
 			t.Errorf("local -h does not show %q:\n%s", want, stderr.String())
 		}
 	}
+}
+
+// TestLocalHelpStatesEachDefaultOnce: a manager flag whose default local mode changes
+// shows the local default only, not also the manager's default in words.
+func TestLocalHelpStatesEachDefaultOnce(t *testing.T) {
+	var stderr bytes.Buffer
+	run([]string{"local", "-h"}, &bytes.Buffer{}, &stderr)
+	help := stderr.String()
+	for name, value := range localManagerDefaults {
+		t.Run(name, func(t *testing.T) {
+			entry := flagHelp(help, name)
+			if entry == "" {
+				t.Fatalf("local -h has no --%s:\n%s", name, help)
+			}
+			if n := strings.Count(entry, "default"); n != 1 {
+				t.Errorf("--%s states %d defaults, want 1:\n%s", name, n, entry)
+			}
+			if !strings.Contains(entry, fmt.Sprintf("(default %q)", value)) {
+				t.Errorf("--%s does not show the local default %q:\n%s", name, value, entry)
+			}
+		})
+	}
+}
+
+// flagHelp is one flag's entry of a flag.FlagSet's -h: its line and the indented help.
+func flagHelp(help, name string) string {
+	lines := strings.Split(help, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  -"+name+" ") || l == "  -"+name {
+			entry := l
+			for _, next := range lines[i+1:] {
+				if !strings.HasPrefix(next, "    ") {
+					break
+				}
+				entry += "\n" + next
+			}
+			return entry
+		}
+	}
+	return ""
 }
 
 func TestLocalRefusesBadInputWithAClearMessage(t *testing.T) {

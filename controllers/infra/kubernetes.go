@@ -25,7 +25,7 @@ import (
 )
 
 // DefaultImage is the Envoy image of the pods: the release the generated configuration
-// targets (DESIGN.md section 2).
+// targets (ENVOY_VERSION in the Makefile).
 const DefaultImage = "envoyproxy/envoy:v1.40.0"
 
 // DefaultFieldOwner is the server-side apply field manager of the provider.

@@ -335,6 +335,15 @@ func TestDataPath(t *testing.T) {
 		})
 	}
 
+	t.Run("the invalid backend share's 500 says why in one line; other errors keep their own body", func(t *testing.T) {
+		status, body := get(t, base+"/invalid", nil)
+		want(t, "status of the invalid share", strconv.Itoa(status), "500")
+		want(t, "body of the invalid share", string(body), "backend not available: invalid backendRef\n")
+		status, body = get(t, base+"/empty", nil)
+		if status != 503 || strings.Contains(string(body), "backend not available") {
+			t.Errorf("a cluster without endpoints: status %d, body %q; want Envoy's own 503", status, body)
+		}
+	})
 	t.Run("websocket upgrade only on routes to WebSocket clusters", func(t *testing.T) {
 		want(t, "status line to a WebSocket cluster", upgrade(t, port, "/ws"), "HTTP/1.1 101 Switching Protocols")
 		if got := upgrade(t, port, "/no-ws"); strings.Contains(got, " 101 ") {

@@ -76,6 +76,7 @@ func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any,
 		// the upstream sees a clean Host. Any other port is the client's to keep (Gateway
 		// API requires it); route tables match hosts ignoring ports (routes.go).
 		StripMatchingHostPort: true,
+		LocalReplyConfig:      invalidShareReply(),
 	}
 	var err error
 	if hcm.HttpFilters, err = httpFilters(); err != nil {

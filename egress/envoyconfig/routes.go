@@ -113,7 +113,7 @@ func (b listenerRoutes) routeOutcome(r *ir.Route) (*routev3.Route, error) {
 		return directResponseRoute(r.DirectResponse)
 	case totalWeight(r) == 0:
 		// Gateway API: backendRefs that all weigh 0 receive no traffic; the request fails.
-		return directResponseRoute(&ir.DirectResponse{StatusCode: 500})
+		return directResponseRoute(&ir.DirectResponse{StatusCode: 500, Body: ir.BackendUnavailable + ": every backendRef has weight 0\n"})
 	default:
 		return b.forwardRoute(r)
 	}

@@ -185,6 +185,10 @@ type Redirect struct {
 	StatusCode int `json:"statusCode"`
 }
 
+// BackendUnavailable starts the one-line body of a 500 that answers for a backendRef
+// that cannot be used: "backend not available: " and what kind of problem it is.
+const BackendUnavailable = "backend not available"
+
 // DirectResponse answers without an upstream (e.g. 500 when every backendRef is invalid).
 type DirectResponse struct {
 	StatusCode int    `json:"statusCode"`

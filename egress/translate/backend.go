@@ -23,6 +23,8 @@ type translatedBackend struct {
 	effective           *egressv1alpha1.EffectiveTLS
 	ignoredMsg          string
 	referenced          bool
+	// portProblem is the first backendRef that named a port the Backend cannot serve.
+	portProblem *refError
 	// name is the Backend's "namespace/name" once key computed it.
 	name string
 	// gateways are the Gateways whose routes use the Backend, in translation order.
@@ -189,12 +191,18 @@ func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port 
 	}
 	t.recordAncestorsForBackend(n, g.gw)
 	tb := t.translateBackend(s)
-	tb.referenced = true
-	t.noteBackendGateway(tb, g.out.Name)
 	p, e := pickBackendPort(tb.b, port)
 	if e != nil {
+		// A ref to a port the Backend cannot serve programs nothing: it does not make
+		// the Backend referenced, and the Backend's Programmed says so when no other
+		// ref does.
+		if tb.portProblem == nil {
+			tb.portProblem = e
+		}
 		return nil, nil, e
 	}
+	tb.referenced = true
+	t.noteBackendGateway(tb, g.out.Name)
 	if tb.dest.service != nil {
 		t.recordAncestorsForService(tb.dest.svcName, g.gw)
 	}
@@ -227,7 +235,7 @@ func pickBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (egres
 		}
 	}
 	if found == nil {
-		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s has no port %d", nameOf(b), *port)
+		return egressv1alpha1.BackendPort{}, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s has no port %d (its ports: %s)", nameOf(b), *port, portsSummary(b))
 	}
 	if found.Protocol == egressv1alpha1.PortProtocolTCP {
 		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s port %d is TCP; an HTTPRoute needs an HTTP, HTTPS or TLS port", nameOf(b), found.Port)

@@ -54,6 +54,9 @@ func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.Backen
 
 func programmedCondition(tb *translatedBackend, gen int64) metav1.Condition {
 	switch {
+	case !tb.referenced && tb.portProblem != nil:
+		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonInvalidPortRef,
+			"nothing is programmed: every HTTPRoute backendRef to this Backend names a port it cannot serve, e.g. "+tb.portProblem.msg, gen)
 	case !tb.referenced:
 		return condition(egressv1alpha1.ConditionProgrammed, false, egressv1alpha1.ReasonNotReferenced, "no HTTPRoute attached to a Portcullis Gateway references this Backend", gen)
 	case !tb.usable():
@@ -105,8 +108,8 @@ func addressStatus(res egress.Resolution) ([]egressv1alpha1.VettedAddress, []egr
 	}
 	for _, v := range res.Vetted {
 		a := egressv1alpha1.VettedAddress{IP: v.IP.String()}
-		if !v.Expires.IsZero() {
-			a.ExpiresAt = &metav1.Time{Time: v.Expires}
+		if !v.Since.IsZero() {
+			a.Since = &metav1.Time{Time: v.Since}
 		}
 		vetted = append(vetted, a)
 	}

@@ -33,7 +33,7 @@ type tlsInput struct {
 }
 
 // backendTLS decides the TLS of one Backend port: a BackendTLSPolicy on a Service
-// destination wins for server verification (DESIGN.md section 5); otherwise HTTPS and
+// destination wins for server verification (the README's "How TLS is merged"); otherwise HTTPS and
 // TLS ports originate TLS from the inline settings; HTTP and TCP ports send plaintext.
 func (t *translator) backendTLS(in tlsInput) (tlsOutcome, *refError) {
 	var policy *gwapiv1.BackendTLSPolicy
@@ -156,7 +156,7 @@ func inlineSAN(san egressv1alpha1.SubjectAltName) ir.SubjectAltName {
 	return ir.SubjectAltName{Type: "DNS"}
 }
 
-// mergeWithPolicy applies DESIGN.md section 5: verification from the policy, client
+// mergeWithPolicy applies the README's "How TLS is merged": verification from the policy, client
 // identity and parameters from the Backend, versions only tightened, never weakened.
 func (t *translator) mergeWithPolicy(in tlsInput, p *gwapiv1.BackendTLSPolicy) (tlsOutcome, *refError) {
 	spec := in.inline

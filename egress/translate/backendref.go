@@ -36,11 +36,12 @@ func (s refStatus) condition(gen int64) metav1.Condition {
 
 // routeBackends resolves a rule's backendRefs into weighted clusters. An invalid ref's
 // weight becomes InvalidWeight (those requests get 500); a rule with no backendRefs and no
-// redirect answers 500 as well, since nothing could serve it.
+// redirect answers 500 as well, since nothing could serve it, with a body naming why.
 func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, ruleIdx int, rule gwapiv1.HTTPRouteRule, out *ir.Route, st *refStatus) error {
 	if out.Redirect != nil {
 		return nil
 	}
+	var firstProblem string // the reason of the rule's first invalid ref
 	for i, ref := range rule.BackendRefs {
 		weight := uint32(1)
 		if ref.Weight != nil {
@@ -53,6 +54,9 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 		if err != nil {
 			st.fail(err.reason, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", ruleIdx, i, err.msg))
 			out.InvalidWeight += weight
+			if firstProblem == "" {
+				firstProblem = err.reason
+			}
 			continue
 		}
 		wc.Weight = weight
@@ -68,10 +72,23 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 		out.Backends = append(out.Backends, wc)
 	}
 	if len(out.Backends) == 0 {
-		out.DirectResponse = &ir.DirectResponse{StatusCode: 500}
+		// The body says why in one line, by the reason's name (the route's ResolvedRefs
+		// has the details): a client reading it need not guess whose 500 it is.
+		out.DirectResponse = &ir.DirectResponse{StatusCode: 500, Body: ir.BackendUnavailable + ": " + unavailableKind(rule, firstProblem) + "\n"}
 		out.InvalidWeight = 0
 	}
 	return nil
+}
+
+// unavailableKind says why no backendRef of a rule can take its traffic.
+func unavailableKind(rule gwapiv1.HTTPRouteRule, firstProblem string) string {
+	switch {
+	case firstProblem != "":
+		return firstProblem
+	case len(rule.BackendRefs) == 0:
+		return "no backendRefs"
+	}
+	return "every backendRef has weight 0"
 }
 
 // resolveBackendRef finds the cluster for one backendRef, adding it (and its secrets) to

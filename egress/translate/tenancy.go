@@ -13,7 +13,7 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// Tenant isolation (DESIGN.md section 11). On a Gateway that isolates tenants, a caller
+// Tenant isolation (the README's "Tenancy"). On a Gateway that isolates tenants, a caller
 // is served only the HTTPRoutes of its own namespace and the HTTPRoutes whose namespace
 // admits it with a ReferenceGrant from Pods of the caller's namespace:
 //

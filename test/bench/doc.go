@@ -1,5 +1,5 @@
-// Package bench measures Portcullis against the performance targets of DESIGN.md
-// section 9: full translation at scale, republishing after one change, propagation from
+// Package bench measures Portcullis against its performance targets (the "target"
+// column of results.md): full translation at scale, republishing after one change, propagation from
 // the API server to the first 200 through a real Envoy, data-plane overhead against a
 // hand-written Envoy configuration, and the DNS guard.
 //

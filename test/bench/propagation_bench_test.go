@@ -38,7 +38,7 @@ import (
 )
 
 // envPropagationRoutes is how many Backends and HTTPRoutes exist before the timed
-// changes (default 10); the DESIGN target is stated for 1,000.
+// changes (default 10); the target (results.md) is stated for 1,000.
 const envPropagationRoutes = "BENCH_PROPAGATION_ROUTES"
 
 // BenchmarkPropagation creates, through the API server, a Backend and an HTTPRoute for

@@ -11,7 +11,7 @@ import (
 	"github.com/portcullis-io/portcullis/controllers"
 )
 
-// Tenants of the generated workloads (DESIGN.md section 11): caller namespaces holding
+// Tenants of the generated workloads (the README's "Tenancy"): caller namespaces holding
 // Backends and HTTPRoutes, and the running pods whose addresses identify callers.
 
 // tenantNamespace names the n-th tenant namespace.

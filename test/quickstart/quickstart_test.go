@@ -178,7 +178,7 @@ func checkCurl(t *testing.T, dir string, q quickstart) {
 }
 
 // checkKubectl compares every column but AGE with the README, and checks the demo
-// Backend is Accepted, Resolved and Programmed.
+// Backend is True in every condition column.
 func checkKubectl(t *testing.T, dir string, q quickstart) {
 	t.Helper()
 	out := shell(t, dir, q.kubectl)
@@ -192,7 +192,7 @@ func checkKubectl(t *testing.T, dir string, q quickstart) {
 				t.Errorf("%s: row %d column %s = %q, the README shows %q", q.kubectl, i, col, got[i][col], w)
 			}
 		}
-		for _, col := range []string{"ACCEPTED", "RESOLVED", "PROGRAMMED"} {
+		for _, col := range []string{"ACCEPTED", "REFS", "ADDRESSES", "PROGRAMMED"} {
 			if got[i][col] != "True" {
 				t.Errorf("%s: %s of %s is %q, want True", q.kubectl, col, got[i]["NAME"], got[i][col])
 			}

@@ -115,28 +115,45 @@ func firstWord(lines []string) string {
 	return fields[0]
 }
 
-// table splits kubectl's column output into rows of fields keyed by header.
+// table splits kubectl's column output into rows of cells keyed by header. kubectl
+// left-aligns every cell under its header, so a cell is the text between its header's
+// start and the next header's: an empty cell (a condition a Backend does not have, no
+// reason) stays empty instead of shifting the columns after it.
 func table(lines []string) []map[string]string {
 	var rows []map[string]string
 	var header []string
+	var starts []int
 	for _, l := range lines {
-		fields := strings.Fields(l)
-		if len(fields) == 0 {
+		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		if header == nil {
-			header = fields
+			header, starts = headerColumns(l)
 			continue
 		}
 		row := map[string]string{}
 		for i, h := range header {
-			if i < len(fields) {
-				row[h] = fields[i]
+			end := len(l)
+			if i+1 < len(starts) {
+				end = min(starts[i+1], len(l))
+			}
+			if starts[i] < end {
+				row[h] = strings.TrimSpace(l[starts[i]:end])
 			}
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// headerColumns returns the header's names and where each starts.
+func headerColumns(line string) (names []string, starts []int) {
+	for i := 0; i < len(line); i++ {
+		if line[i] != ' ' && (i == 0 || line[i-1] == ' ') {
+			starts = append(starts, i)
+		}
+	}
+	return strings.Fields(line), starts
 }
 
 func TestParseQuickstart(t *testing.T) {
@@ -173,6 +190,21 @@ func TestParseQuickstart(t *testing.T) {
 				t.Fatalf("parsed %+v", q)
 			}
 		})
+	}
+}
+
+func TestTableKeepsEmptyCellsInTheirColumn(t *testing.T) {
+	rows := table([]string{
+		"NAME   ADDRESSES   PROGRAMMED   REASON                  AGE",
+		"ip                 False        InvalidCertificateRef   5s",
+		"fqdn   True        True                                 12m",
+	})
+	want := []map[string]string{
+		{"NAME": "ip", "ADDRESSES": "", "PROGRAMMED": "False", "REASON": "InvalidCertificateRef", "AGE": "5s"},
+		{"NAME": "fqdn", "ADDRESSES": "True", "PROGRAMMED": "True", "REASON": "", "AGE": "12m"},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("table = %v\nwant    %v", rows, want)
 	}
 }
 

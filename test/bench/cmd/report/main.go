@@ -1,5 +1,5 @@
-// Command report runs the benchmarks of test/bench at the sizes DESIGN.md section 9
-// states its targets for, prints every benchmark line as it comes, and writes the
+// Command report runs the benchmarks of test/bench at the sizes their performance targets
+// are stated for, prints every benchmark line as it comes, and writes the
 // results as Markdown tables, with the machine they ran on and the commands that
 // produced them. `make bench` runs it; it writes test/bench/results.md by default.
 package main

@@ -72,7 +72,7 @@ func largestOneGateway(rs []result) (result, int, bool) {
 }
 
 func renderSummary(b *strings.Builder, by map[string][]result) {
-	b.WriteString("## Summary against DESIGN.md section 9\n\n| what | target | measured | met |\n| --- | --- | --- | --- |\n")
+	b.WriteString("## Summary against the performance targets\n\n| what | target | measured | met |\n| --- | --- | --- | --- |\n")
 	if r, n, ok := largestOneGateway(by["translation"]); ok {
 		total := r.Values["translate-ns/op"] + r.Values["build-ns/op"]
 		fmt.Fprintf(b, "| full translation, %d Backends + HTTPRoutes, one Gateway | < 1 s | %s ms (translate + build) | %s |\n", n, ms(total), met(total < 1e9))

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Tenancy (DESIGN.md section 11): what isolation costs on the data path, what pods add
+// Tenancy (the README's "Tenancy"): what isolation costs on the data path, what pods add
 // to a full translation, and how fast pod churn reaches Envoy. The targets of isolation
 // are the ones its benchmarks were asked to meet.
 const (

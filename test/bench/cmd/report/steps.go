@@ -31,7 +31,7 @@ type stepRun struct {
 	hot []hotFunction
 }
 
-// steps lists the runs, one per target of DESIGN.md section 9.
+// steps lists the runs, one per performance target (the "target" column of results.md).
 func steps(c config) []step {
 	out := []step{
 		{key: "translation", bench: "^BenchmarkFullTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
