@@ -390,7 +390,8 @@ spec:
 			gw := on("Gateway", ns, "gw")
 			return []want{
 				gw.at("no-tls").is("Accepted=False/InvalidCertificateRef").with("needs tls.certificateRefs"),
-				gw.at("missing").is("Accepted=False/InvalidCertificateRef").with("no usable certificate"),
+				gw.at("missing").is("Accepted=True/Accepted"),
+				gw.at("missing").is("Programmed=False/Invalid").with("not served: no usable certificate"),
 				gw.at("missing").is("ResolvedRefs=False/InvalidCertificateRef").with("tls.certificateRefs[0]", "Secret "+ns+"/absent not found"),
 				gw.at("partial").is("Accepted=True/Accepted"),
 				gw.at("partial").is("ResolvedRefs=False/InvalidCertificateRef").with("tls.certificateRefs[1]"),

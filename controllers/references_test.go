@@ -81,8 +81,8 @@ spec:
 	listener := on("Gateway", ns, "gw").at("https")
 	refused := []want{
 		listener.is("ResolvedRefs=False/RefNotPermitted").with("Secret " + other + "/server"),
-		listener.is("Accepted=False/InvalidCertificateRef"),
-		on("Gateway", ns, "gw").is("Accepted=False/ListenersNotValid"),
+		listener.is("Programmed=False/Invalid").with("not served: no usable certificate"),
+		on("Gateway", ns, "gw").is("Accepted=True/ListenersNotValid"),
 	}
 	waitWants(t, w, refused, 20*time.Second)
 

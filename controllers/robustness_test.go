@@ -92,7 +92,7 @@ spec:
 		b("no-service").is("ResolvedRefs=False/ServiceNotFound").with("Service " + ns + "/nope not found"),
 		on("HTTPRoute", ns, "expired").at("gw").is("ResolvedRefs=False/InvalidBackend").with("Backend "+ns+"/expired cannot be used", "expired at"),
 		on("Gateway", ns, "expired-listener").at("https").is("ResolvedRefs=False/InvalidCertificateRef").with("Secret "+ns+"/expired", "expired at"),
-		on("Gateway", ns, "expired-listener").is("Accepted=False/ListenersNotValid"),
+		on("Gateway", ns, "expired-listener").is("Accepted=True/ListenersNotValid").with("1 of 1 listeners are invalid or not served"),
 	}
 	waitWants(t, w, wants, 30*time.Second)
 
