@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,6 +57,7 @@ type managerFlags struct {
 	systemCAFile           string
 	managerPodLabels       string
 	unrestrictedCallers    string
+	envoyCPU, envoyMemory  string
 	guard                  dnsguard.Config
 }
 
@@ -63,12 +65,14 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	f := &managerFlags{guard: dnsguard.DefaultConfig()}
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "address of the metrics endpoint (default :8443, HTTPS with authentication, in a cluster; 127.0.0.1:8443, plain HTTP, with --provider host); 0 disables it")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so only one replica reconciles")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader: every replica translates and serves xDS, only the leader writes statuses and provisions")
 	fs.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the manager's namespace: leader election lease and xDS certificates (default $POD_NAMESPACE)")
 	fs.UintVar(&f.xdsPort, "xds-port", 18000, "port of the xDS gRPC server")
 	fs.StringVar(&f.xdsService, "xds-service", "portcullis-xds", "name of the Service in front of the xDS server (Envoy pods connect to <name>.<namespace>.svc)")
 	fs.StringVar(&f.provider, "provider", "kubernetes", "where Envoy runs: kubernetes (a Deployment per Gateway) or host (an Envoy process per Gateway on this machine)")
 	fs.StringVar(&f.envoyImage, "envoy-image", infra.DefaultImage, "Envoy image for the kubernetes provider")
+	fs.StringVar(&f.envoyCPU, "envoy-cpu-request", "100m", "CPU request of each Envoy container (kubernetes provider)")
+	fs.StringVar(&f.envoyMemory, "envoy-memory-request", "128Mi", "memory request of each Envoy container (kubernetes provider)")
 	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
 	fs.StringVar(&f.hostListenAddress, "host-listen-address", "127.0.0.1", "IP address the host provider's Envoys bind Gateway listeners on (loopback, so the machine's network cannot use them as an egress proxy; in a cluster Envoy binds every interface of its pod)")
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
@@ -105,6 +109,11 @@ func parseUnrestricted(list string) ([]netip.Prefix, error) {
 
 func (f *managerFlags) validate() error {
 	var errs []error
+	for _, q := range []struct{ flag, value string }{{"--envoy-cpu-request", f.envoyCPU}, {"--envoy-memory-request", f.envoyMemory}} {
+		if _, err := resource.ParseQuantity(q.value); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: not a Kubernetes quantity (e.g. 100m, 128Mi)", q.flag, q.value))
+		}
+	}
 	if f.provider != "kubernetes" && f.provider != "host" {
 		errs = append(errs, fmt.Errorf("--provider %q: use kubernetes or host", f.provider))
 	}
@@ -308,7 +317,8 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 		return nil, nil, "", err
 	}
 	p, err := infra.NewKubernetes(mgr.GetClient(), infra.KubernetesOptions{
-		Image: f.envoyImage, XDSAddress: f.xdsService + "." + f.namespace + ".svc", XDSPort: uint32(f.xdsPort), ClientSecrets: certs})
+		Image: f.envoyImage, XDSAddress: f.xdsService + "." + f.namespace + ".svc", XDSPort: uint32(f.xdsPort), ClientSecrets: certs,
+		Resources: f.envoyResources()})
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -357,4 +367,13 @@ func replicaFromEnv(namespace string) *controllers.Replica {
 		return nil
 	}
 	return &controllers.Replica{Namespace: namespace, Pod: name, UID: types.UID(uid)}
+}
+
+// envoyResources are the Envoy container's requests (validated). No limit: a throttled
+// or OOM-killed Envoy drops every tenant's connections at once.
+func (f *managerFlags) envoyResources() *corev1.ResourceRequirements {
+	return &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(f.envoyCPU),
+		corev1.ResourceMemory: resource.MustParse(f.envoyMemory),
+	}}
 }

@@ -29,6 +29,8 @@ func TestManagerRefusesBadFlagsWithAClearMessage(t *testing.T) {
 		{name: "an xDS port out of range", args: []string{"--provider", "host", "--xds-port", "70000"}, want: "--xds-port 70000: want 1-65535"},
 		{name: "a host listen address that is not an IP", args: []string{"--provider", "host", "--host-listen-address", "localhost"}, want: `--host-listen-address "localhost": want an IP address`},
 		{name: "an invalid DNS guard CIDR", args: []string{"--provider", "host", "--allow-cidr", "10.0.0.0/33"}, want: "--allow-cidr"},
+		{name: "an Envoy CPU request that is no quantity", args: []string{"--namespace", "x", "--envoy-cpu-request", "lots"}, want: `--envoy-cpu-request "lots": not a Kubernetes quantity`},
+		{name: "an Envoy memory request that is no quantity", args: []string{"--namespace", "x", "--envoy-memory-request", "1 GB"}, want: `--envoy-memory-request "1 GB": not a Kubernetes quantity`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
