@@ -49,12 +49,15 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 	if !ok {
 		return &translatedService{err: newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Service %s not found", key.name)}
 	}
+	protocol, err := serviceProtocol(svc, key.port)
+	if err != nil {
+		return &translatedService{err: err}
+	}
 	c := ir.Cluster{
 		Name:     fmt.Sprintf("service/%s/%d", key.name, key.port),
 		Origin:   ir.ClusterOrigin{Kind: ir.OriginService, Namespace: key.name.Namespace, Name: key.name.Name, Port: uint32(key.port)},
-		Protocol: ir.ProtocolHTTP1,
+		Protocol: protocol,
 	}
-	var err *refError
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		c.Endpoints = vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(key.port))
 	} else if c.Endpoints, err = t.serviceEndpoints(svc, key.port); err != nil {
