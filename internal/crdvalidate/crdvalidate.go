@@ -7,6 +7,7 @@ package crdvalidate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -135,18 +136,18 @@ func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
 }
 
 // Decode reads one YAML or JSON object the way it reaches the API server from kubectl:
-// converted to JSON, whole numbers as int64 (the schema's integer fields and the CEL rules
-// about them depend on it).
+// as JSON, whole numbers as int64 (the schema's integer fields and the CEL rules about
+// them depend on it). JSON is read as it is; YAML is converted first.
 func Decode(doc []byte) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	if json.Valid(doc) {
+		return obj, obj.UnmarshalJSON(doc)
+	}
 	js, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, err
 	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(js); err != nil {
-		return nil, err
-	}
-	return obj, nil
+	return obj, obj.UnmarshalJSON(js)
 }
 
 // IsRefusal reports whether err is the API server's refusal of an object (what Validate
