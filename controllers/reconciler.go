@@ -57,6 +57,9 @@ type Options struct {
 	// Unrestricted are source ranges served every route of isolated Gateways (local
 	// mode's own machine, --unrestricted-caller); none by default.
 	Unrestricted []netip.Prefix
+	// HeldPorts are ports other processes hold where the host provider's Envoys bind
+	// listeners (translate.Options.HeldPorts); none in a cluster.
+	HeldPorts map[uint32]string
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -109,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.opts.DNS.SetNames(outsideNames(res))
 	result := translate.Translate(res, r.opts.DNS.Addresses(), translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
-		Unrestricted: r.opts.Unrestricted})
+		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	r.gatewayObjects = gateways

@@ -79,7 +79,7 @@ func runManaged(ctx context.Context, f *localFlags, cp *localenv.ControlPlane, c
 	}()
 	go watchFailures(runCtx, fail, m, cp.Exited())
 	out.linef("manager running: provider host, xDS on 127.0.0.1:%d, Envoy work directory %s, log %s", f.manager.xdsPort, f.manager.workDir, cp.Dir.Log("manager"))
-	gateways := newGatewayPrinter(c, out)
+	gateways := newGatewayPrinter(c, out, f.manager.workDir)
 	go gateways.run(runCtx)
 	err = readyThenWait(runCtx, f, cp, d, gateways, out)
 	if ctx.Err() != nil {
