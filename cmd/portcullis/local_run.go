@@ -25,6 +25,13 @@ const managerStopTimeout = 60 * time.Second
 // the session with its error.
 func runSession(ctx context.Context, f *localFlags, stdout io.Writer) (err error) {
 	out := newPrinter(stdout)
+	// The data directory first: a second run stops here, naming the first, before
+	// anything (the demo included) tries the ports the first one holds.
+	dir, err := localenv.OpenDataDir(f.dataDir, f.reset)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	out.linef("data directory %s (etcd data is kept between runs; --reset starts from empty)", f.dataDir)
 	var d *demo.Demo
 	if f.demo {
@@ -34,7 +41,7 @@ func runSession(ctx context.Context, f *localFlags, stdout io.Writer) (err error
 		defer d.Close()
 	}
 	cp, err := localenv.Start(ctx, localenv.Options{DataDir: f.dataDir, AssetsDir: f.assetsDir, APIServerPort: f.apiServerPort,
-		EtcdPort: f.etcdPort, EtcdPeerPort: f.etcdPeerPort, Reset: f.reset, StartTimeout: f.startTimeout})
+		EtcdPort: f.etcdPort, EtcdPeerPort: f.etcdPeerPort, StartTimeout: f.startTimeout, Dir: dir})
 	if err != nil {
 		if ctx.Err() != nil {
 			out.linef("stopped while starting")
