@@ -33,7 +33,7 @@ type localFlags struct {
 // localManagerDefaults are the manager flags whose default differs in local mode:
 // Envoy runs on this machine, and nothing listens beyond loopback that need not.
 var localManagerDefaults = map[string]string{
-	"provider":                  "host",
+	"provider": "host",
 	// Ports users are unlikely to give a Gateway listener (8080, 18080, … are common);
 	// a listener on one is refused anyway, see hostHeldPorts.
 	"metrics-bind-address":      "127.0.0.1:16480",
