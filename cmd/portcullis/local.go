@@ -33,11 +33,9 @@ type localFlags struct {
 // localManagerDefaults are the manager flags whose default differs in local mode:
 // Envoy runs on this machine, and nothing listens beyond loopback that need not.
 var localManagerDefaults = map[string]string{
-	"provider": "host",
-	// Ports users are unlikely to give a Gateway listener (8080, 18080, … are common);
-	// a listener on one is refused anyway, see hostHeldPorts.
-	"metrics-bind-address":      "127.0.0.1:16480",
-	"health-probe-bind-address": "127.0.0.1:16481",
+	"provider":                  "host",
+	"metrics-bind-address":      "127.0.0.1:16480", // ports a Gateway listener is unlikely to take
+	"health-probe-bind-address": "127.0.0.1:16481", // (8080, 18080, … are common); see hostHeldPorts
 	"namespace":                 "portcullis-system",
 	// The machine's own processes (curl from a terminal) call from loopback: they are
 	// the owner of this control plane, served every route. Pods of the local API server
