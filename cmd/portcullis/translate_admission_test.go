@@ -56,15 +56,7 @@ items:
 // printed for the refused objects, in the same order, and translate nothing.
 func TestTranslateRefusesWhatKubectlApplyRefuses(t *testing.T) {
 	kubectl := testenv.KubectlBinary(t)
-	api, err := testenv.StartAPIServer()
-	if err != nil {
-		testenv.MissingBinary(t, "the test API server", "envtest-assets", err)
-	}
-	t.Cleanup(func() { _ = api.Stop() })
-	kubeconfig, err := api.Kubeconfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := startAPIServer(t)
 	file := filepath.Join(t.TempDir(), "objects.yaml")
 	if err := os.WriteFile(file, []byte(refusedObjects), 0o600); err != nil {
 		t.Fatal(err)
