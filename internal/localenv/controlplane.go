@@ -31,7 +31,7 @@ type Options struct {
 	AssetsDir string
 	// Ports on 127.0.0.1.
 	APIServerPort, EtcdPort, EtcdPeerPort int
-	// Reset empties the data directory first.
+	// Reset empties the data directory first (when Start opens it; see Dir).
 	Reset bool
 	// StartTimeout bounds the wait for etcd and the API server to become ready.
 	StartTimeout time.Duration
