@@ -137,6 +137,9 @@ CONTAINER_TOOL ?= docker
 KUBECTL ?= kubectl
 GATEWAY_API_CRDS := $(ROOT)/config/crd/gateway-api
 DEPLOY_OVERLAY := $(ROOT)/tmp/deploy
+# The kustomization 'make deploy' applies, relative to the repository root: config/default,
+# or an overlay of it such as examples/manager-flags (the manager with flags of your own).
+DEPLOY_BASE ?= config/default
 
 .PHONY: gateway-api-crds
 gateway-api-crds: check-go ## Copy the Gateway API standard-channel CRDs of the go.mod version into config/crd/gateway-api.
@@ -157,7 +160,7 @@ docker-build: ## Build the image IMG (VERSION is stamped into 'portcullis versio
 docker-push: ## Push the image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
 
-# deploy applies config/default through a throwaway overlay in tmp/ (git-ignored) that
+# deploy applies DEPLOY_BASE through a throwaway overlay in tmp/ (git-ignored) that
 # sets the manager's image to IMG verbatim (kustomize's images: would append :latest to
 # a tag or digest). Server-side apply: client-side apply would copy each Gateway API CRD
 # into a last-applied annotation near the 256 KiB limit.
@@ -167,7 +170,7 @@ deploy: ## Install the CRDs and run the manager with image IMG in the cluster of
 	@printf '%s\n' \
 	  '# Written by make deploy; do not edit.' \
 	  'resources:' \
-	  '- ../../config/default' \
+	  '- ../../$(DEPLOY_BASE)' \
 	  'patches:' \
 	  '- patch: |-' \
 	  '    apiVersion: apps/v1' \

@@ -35,6 +35,8 @@ func TestOperator(t *testing.T) {
 		// System CAs is what Envoy rejects in the NACK case (as an Envoy image without
 		// one would); no other case with an Envoy trusts System CAs.
 		o.Envoy.SystemCAFile = missingSystemCA
+		// As under portcullis local, whose API server holds this port on the machine.
+		o.HeldPorts = map[uint32]string{suiteHeldPort: "kube-apiserver of portcullis local (--apiserver-port)"}
 	})
 	w.ensure(fmt.Sprintf(`
 apiVersion: gateway.networking.k8s.io/v1
@@ -315,8 +317,28 @@ spec:
 				gw.at("admin").is("Accepted=False/PortUnavailable").with("port 19000"),
 			}
 		},
+	}, {
+		name: "a listener on a port the local control plane holds is refused, naming the holder", ns: "cond-gw-held",
+		yaml: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: {{.NS}}}
+spec:
+  gatewayClassName: {{.Class}}
+  listeners: [{name: api, port: 16443, protocol: HTTP}]
+`,
+		wants: func(ns string) []want {
+			gw := on("Gateway", ns, "gw")
+			return []want{
+				gw.is("Accepted=False/ListenersNotValid"),
+				gw.at("api").is("Accepted=False/PortUnavailable").with("port 16443 is held by kube-apiserver of portcullis local"),
+			}
+		},
 	}}
 }
+
+// suiteHeldPort is a port the suite's manager is told another process holds.
+const suiteHeldPort = 16443
 
 // listenerShape checks a listener's supportedKinds and attachedRoutes.
 func listenerShape(name string, attached int32, kinds ...string) func(client.Object) error {

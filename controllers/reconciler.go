@@ -60,6 +60,9 @@ type Options struct {
 	// Replica names this replica's Pod, when it runs in a cluster beside others: its
 	// fleet reports need it (fleet_report.go). Nil: no reports are written or read.
 	Replica *Replica
+	// HeldPorts are ports other processes hold where the host provider's Envoys bind
+	// listeners (translate.Options.HeldPorts); none in a cluster.
+	HeldPorts map[uint32]string
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -126,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	result := translate.Translate(res, addrs, translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
-		Unrestricted: r.opts.Unrestricted})
+		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	r.gatewayObjects = gateways

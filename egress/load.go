@@ -2,6 +2,8 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,17 @@ import (
 // kinds translation does not read are an error, as is a field the kind does not have,
 // so a typo in a file given to `portcullis translate` is reported rather than ignored.
 func (r *Resources) Load(in io.Reader) error {
+	return r.LoadFiltered(in, nil)
+}
+
+// Keep decides, before an object is decoded, whether Load adds it: it sees the object's
+// own document (each item of a List separately) and its type.
+type Keep func(doc []byte, tm metav1.TypeMeta) bool
+
+// LoadFiltered is Load with keep (when not nil) deciding object by object, so a caller
+// can leave out, and report its own way, what a cluster would refuse.
+func (r *Resources) LoadFiltered(in io.Reader, keep Keep) error {
+	l := loader{res: r, keep: keep}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	for n := 1; ; n++ {
 		doc, err := reader.Read()
@@ -24,53 +37,87 @@ func (r *Resources) Load(in io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("document %d: %w", n, err)
 		}
-		if err := r.add(doc); err != nil {
+		if err := l.add(doc); err != nil {
 			return fmt.Errorf("document %d: %w", n, err)
 		}
 	}
 }
 
-func (r *Resources) add(doc []byte) error {
+// loader is one Load: where objects go and which are kept.
+type loader struct {
+	res  *Resources
+	keep Keep
+}
+
+func (l loader) add(doc []byte) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
 		return err
 	}
+	switch {
+	case tm.GroupVersionKind().GroupKind().String() == "List":
+		return l.addList(doc)
+	case tm.Kind == "" && isEmptyDocument(doc):
+		return nil
+	case l.keep != nil && !l.keep(doc, tm):
+		return nil
+	}
+	return l.res.addObject(doc, tm, yamlStrict)
+}
+
+// AddJSON adds one object given as JSON (as kubectl sends it to the API server), with
+// the same strictness as Load, without Load's YAML parsing: `portcullis translate` has
+// each object of a CRD kind as JSON already, from validating it.
+func (r *Resources) AddJSON(js []byte) error {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return err
+	}
+	return r.addObject(js, tm, jsonStrict)
+}
+
+// strictDecoder decodes a document into a typed object, refusing unknown fields.
+type strictDecoder func(doc []byte, into any) error
+
+func yamlStrict(doc []byte, into any) error { return yaml.UnmarshalStrict(doc, into) }
+
+func jsonStrict(doc []byte, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
+}
+
+func (r *Resources) addObject(doc []byte, tm metav1.TypeMeta, decode strictDecoder) error {
 	switch tm.GroupVersionKind().GroupKind().String() {
 	case "GatewayClass.gateway.networking.k8s.io":
-		return appendStrict(doc, &r.GatewayClasses)
+		return appendStrict(doc, &r.GatewayClasses, decode)
 	case "Gateway.gateway.networking.k8s.io":
-		return appendStrict(doc, &r.Gateways)
+		return appendStrict(doc, &r.Gateways, decode)
 	case "HTTPRoute.gateway.networking.k8s.io":
-		return appendStrict(doc, &r.HTTPRoutes)
+		return appendStrict(doc, &r.HTTPRoutes, decode)
 	case "ReferenceGrant.gateway.networking.k8s.io":
-		return appendStrict(doc, &r.ReferenceGrants)
+		return appendStrict(doc, &r.ReferenceGrants, decode)
 	case "BackendTLSPolicy.gateway.networking.k8s.io":
-		return appendStrict(doc, &r.BackendTLSPolicies)
+		return appendStrict(doc, &r.BackendTLSPolicies, decode)
 	case "Backend.egress.portcullis.io":
-		return appendStrict(doc, &r.Backends)
+		return appendStrict(doc, &r.Backends, decode)
 	case "Service":
-		return appendStrict(doc, &r.Services)
+		return appendStrict(doc, &r.Services, decode)
 	case "EndpointSlice.discovery.k8s.io":
-		return appendStrict(doc, &r.EndpointSlices)
+		return appendStrict(doc, &r.EndpointSlices, decode)
 	case "Secret":
-		return appendStrict(doc, &r.Secrets)
+		return appendStrict(doc, &r.Secrets, decode)
 	case "ConfigMap":
-		return appendStrict(doc, &r.ConfigMaps)
+		return appendStrict(doc, &r.ConfigMaps, decode)
 	case "Pod":
-		return appendStrict(doc, &r.Pods)
+		return appendStrict(doc, &r.Pods, decode)
 	case "Namespace":
-		return appendStrict(doc, &r.Namespaces)
-	case "List":
-		return r.addList(doc)
-	case "":
-		if isEmptyDocument(doc) {
-			return nil
-		}
+		return appendStrict(doc, &r.Namespaces, decode)
 	}
 	return fmt.Errorf("kind %q (apiVersion %q) is not an input of translation", tm.Kind, tm.APIVersion)
 }
 
-func (r *Resources) addList(doc []byte) error {
+func (l loader) addList(doc []byte) error {
 	var list struct {
 		Items []map[string]any `json:"items"`
 	}
@@ -82,16 +129,16 @@ func (r *Resources) addList(doc []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := r.add(b); err != nil {
+		if err := l.add(b); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func appendStrict[T any](doc []byte, into *[]T) error {
+func appendStrict[T any](doc []byte, into *[]T, decode strictDecoder) error {
 	var obj T
-	if err := yaml.UnmarshalStrict(doc, &obj); err != nil {
+	if err := decode(doc, &obj); err != nil {
 		return err
 	}
 	*into = append(*into, obj)

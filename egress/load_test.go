@@ -3,6 +3,8 @@ package egress
 import (
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestLoad(t *testing.T) {
@@ -68,6 +70,28 @@ metadata: {name: r, namespace: apps}
 			}
 			tt.check(t, r)
 		})
+	}
+}
+
+// TestLoadFilteredAsksForEveryObject: the filter sees each object, List items one by one
+// with their own document, and what it refuses is left out without an error.
+func TestLoadFilteredAsksForEveryObject(t *testing.T) {
+	input := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: refused}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: kept}}\n" +
+		"---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: refused}\n"
+	var asked []string
+	keep := func(doc []byte, tm metav1.TypeMeta) bool {
+		asked = append(asked, tm.Kind)
+		return !strings.Contains(string(doc), "refused")
+	}
+	r := &Resources{}
+	if err := r.LoadFiltered(strings.NewReader(input), keep); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(asked, ","); got != "ConfigMap,ConfigMap,Namespace" {
+		t.Errorf("asked about %s, want ConfigMap,ConfigMap,Namespace", got)
+	}
+	if len(r.ConfigMaps) != 1 || r.ConfigMaps[0].Name != "kept" || len(r.Namespaces) != 0 {
+		t.Errorf("loaded configMaps=%v namespaces=%v, want only the ConfigMap kept", r.ConfigMaps, r.Namespaces)
 	}
 }
 

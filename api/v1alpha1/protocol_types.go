@@ -60,9 +60,32 @@ type BackendExtension struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="spec.extensions[].type must be a domain-prefixed name such as portcullis.io/connection-pool"
 	Type string `json:"type"`
 
-	// config is the extension's settings, free-form here and validated by the controller:
-	// a key the type does not know makes the Backend Accepted=False with reason
-	// UnsupportedExtension naming the key.
+	// config is the extension's settings. Its keys depend on type:
+	//
+	// portcullis.io/connection-pool: maxConnections, maxPendingRequests and maxRequests
+	// (whole numbers of at least 1: connections opened to the destination, requests
+	// waiting for a connection, requests in flight; beyond them requests fail at once with
+	// 503; Envoy's default for each is 1024), timeout (how long a connection may take to
+	// open, a duration such as 5s; default 10s) and idleTimeout (a connection idle this
+	// long is closed, e.g. 60s).
+	//
+	// portcullis.io/circuit-breaker: failureThreshold (consecutive 5xx answers that eject
+	// an address; default 5), interval (how often ejections are evaluated; default 10s),
+	// baseEjectionTime (how long the first ejection lasts, longer each time again;
+	// default 30s) and maxEjectionPercent (1 to 100, the share of addresses ejected at
+	// once; default 10).
+	//
+	// portcullis.io/request-header-modifier: set (a list of {name, value} that replace
+	// the header), add (a list of {name, value} appended to existing values) and remove
+	// (a list of header names).
+	//
+	// portcullis.io/credential-injection: secretRef {name} and key (required: the Secret
+	// in the Backend's namespace and its data key holding the credential), header
+	// (default Authorization) and prefix (put before the value, e.g. "Bearer ").
+	//
+	// The API server stores config as written; the controller checks it. A key the type
+	// does not know makes the Backend Accepted=False with reason UnsupportedExtension
+	// naming the key; a bad value, reason Invalid naming the key.
 	// +optional
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields

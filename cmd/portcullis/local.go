@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/portcullis-io/portcullis/internal/localenv"
+	"github.com/portcullis-io/portcullis/internal/localenv/demo"
 )
 
 // localFlags are the options of `portcullis local`: its own, and every flag of
@@ -34,8 +35,8 @@ type localFlags struct {
 // Envoy runs on this machine, and nothing listens beyond loopback that need not.
 var localManagerDefaults = map[string]string{
 	"provider":                  "host",
-	"metrics-bind-address":      "127.0.0.1:18080",
-	"health-probe-bind-address": "127.0.0.1:18081",
+	"metrics-bind-address":      "127.0.0.1:16480", // ports a Gateway listener is unlikely to take
+	"health-probe-bind-address": "127.0.0.1:16481", // (8080, 18080, … are common); see hostHeldPorts
 	"namespace":                 "portcullis-system",
 	// The machine's own processes (curl from a terminal) call from loopback: they are
 	// the owner of this control plane, served every route. Pods of the local API server
@@ -146,7 +147,22 @@ func (f *localFlags) resolve(exe string) error {
 	if f.manager.workDir == "" {
 		f.manager.workDir = localenv.Layout{Root: f.dataDir}.Envoy()
 	}
+	f.manager.heldPorts = f.controlPlanePorts()
 	return nil
+}
+
+// controlPlanePorts are the loopback ports the processes beside the manager hold, which
+// no Gateway listener may take.
+func (f *localFlags) controlPlanePorts() map[uint32]string {
+	held := map[uint32]string{
+		uint32(f.apiServerPort): "kube-apiserver of portcullis local (--apiserver-port)",
+		uint32(f.etcdPort):      "etcd of portcullis local (--etcd-port)",
+		uint32(f.etcdPeerPort):  "etcd of portcullis local (--etcd-peer-port)",
+	}
+	if f.demo {
+		held[demo.APIPort] = "the demo API of portcullis local --demo"
+	}
+	return held
 }
 
 // defaultDataDir is tmp/local of the checkout when the binary is its bin/portcullis

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/controllers/infra"
 )
 
 // gatewayPollInterval is how often the Gateway addresses are looked at.
@@ -15,15 +20,16 @@ const gatewayPollInterval = time.Second
 // gatewayPrinter prints a line for each Gateway when its addresses or listeners first
 // appear or change, and when it is deleted.
 type gatewayPrinter struct {
-	c   client.Client
-	out printer
+	c       client.Client
+	out     printer
+	workDir string // the host provider's, where each Envoy's admin address is written
 
 	mu      sync.Mutex
 	printed map[string]string // by namespace/name: the last line printed
 }
 
-func newGatewayPrinter(c client.Client, out printer) *gatewayPrinter {
-	return &gatewayPrinter{c: c, out: out, printed: map[string]string{}}
+func newGatewayPrinter(c client.Client, out printer, workDir string) *gatewayPrinter {
+	return &gatewayPrinter{c: c, out: out, workDir: workDir, printed: map[string]string{}}
 }
 
 // run polls until ctx ends.
@@ -51,7 +57,7 @@ func (g *gatewayPrinter) poll(ctx context.Context) {
 		gw := &list.Items[i]
 		key := gw.Namespace + "/" + gw.Name
 		seen[key] = true
-		if line, ok := gatewayLine(gw); ok && g.printed[key] != line {
+		if line, ok := gatewayLine(gw, g.adminAddress(gw)); ok && g.printed[key] != line {
 			g.printed[key] = line
 			g.out.linef("%s", line)
 		}
@@ -62,4 +68,14 @@ func (g *gatewayPrinter) poll(ctx context.Context) {
 			g.out.linef("gateway %s: deleted", key)
 		}
 	}
+}
+
+// adminAddress is the host:port of the Gateway's Envoy admin interface, which the host
+// provider picks and writes beside its bootstrap; "" until it has.
+func (g *gatewayPrinter) adminAddress(gw *gwapiv1.Gateway) string {
+	data, err := os.ReadFile(filepath.Join(infra.HostDir(g.workDir, gw.Namespace, gw.Name), infra.AdminAddressFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }

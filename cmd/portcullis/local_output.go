@@ -69,9 +69,10 @@ func demoWarning() string {
 `, bar, demo.AllowCIDR, bar)
 }
 
-// gatewayLine describes where a Gateway listens, from its status.addresses; false
-// while it has no address yet.
-func gatewayLine(gw *gwapiv1.Gateway) (string, bool) {
+// gatewayLine describes where a Gateway listens, from its status.addresses, and where
+// its Envoy's admin interface is (admin, "" while unknown); false while it has no
+// address yet.
+func gatewayLine(gw *gwapiv1.Gateway, admin string) (string, bool) {
 	if len(gw.Status.Addresses) == 0 {
 		return "", false
 	}
@@ -82,6 +83,9 @@ func gatewayLine(gw *gwapiv1.Gateway) (string, bool) {
 	parts := []string{"address " + strings.Join(addrs, ", ")}
 	for _, l := range gw.Spec.Listeners {
 		parts = append(parts, fmt.Sprintf("listener %s (%s, port %d) at %s", l.Name, l.Protocol, l.Port, listenerURL(addrs[0], l)))
+	}
+	if admin != "" {
+		parts = append(parts, "Envoy admin http://"+admin)
 	}
 	return fmt.Sprintf("gateway %s/%s: %s", gw.Namespace, gw.Name, strings.Join(parts, "; ")), true
 }

@@ -25,6 +25,13 @@ const managerStopTimeout = 60 * time.Second
 // the session with its error.
 func runSession(ctx context.Context, f *localFlags, stdout io.Writer) (err error) {
 	out := newPrinter(stdout)
+	// The data directory first: a second run stops here, naming the first, before
+	// anything (the demo included) tries the ports the first one holds.
+	dir, err := localenv.OpenDataDir(f.dataDir, f.reset)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
 	out.linef("data directory %s (etcd data is kept between runs; --reset starts from empty)", f.dataDir)
 	var d *demo.Demo
 	if f.demo {
@@ -34,7 +41,7 @@ func runSession(ctx context.Context, f *localFlags, stdout io.Writer) (err error
 		defer d.Close()
 	}
 	cp, err := localenv.Start(ctx, localenv.Options{DataDir: f.dataDir, AssetsDir: f.assetsDir, APIServerPort: f.apiServerPort,
-		EtcdPort: f.etcdPort, EtcdPeerPort: f.etcdPeerPort, Reset: f.reset, StartTimeout: f.startTimeout})
+		EtcdPort: f.etcdPort, EtcdPeerPort: f.etcdPeerPort, StartTimeout: f.startTimeout, Dir: dir})
 	if err != nil {
 		if ctx.Err() != nil {
 			out.linef("stopped while starting")
@@ -79,7 +86,7 @@ func runManaged(ctx context.Context, f *localFlags, cp *localenv.ControlPlane, c
 	}()
 	go watchFailures(runCtx, fail, m, cp.Exited())
 	out.linef("manager running: provider host, xDS on 127.0.0.1:%d, Envoy work directory %s, log %s", f.manager.xdsPort, f.manager.workDir, cp.Dir.Log("manager"))
-	gateways := newGatewayPrinter(c, out)
+	gateways := newGatewayPrinter(c, out, f.manager.workDir)
 	go gateways.run(runCtx)
 	err = readyThenWait(runCtx, f, cp, d, gateways, out)
 	if ctx.Err() != nil {

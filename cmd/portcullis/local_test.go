@@ -31,7 +31,7 @@ func TestLocalPassesManagerFlagsOn(t *testing.T) {
 	}{
 		{name: "by default Envoy runs on this machine and the manager listens on loopback", args: nil, check: func(f *localFlags) bool {
 			m := f.manager
-			return m.provider == "host" && m.metricsAddr == "127.0.0.1:18080" && m.probeAddr == "127.0.0.1:18081" &&
+			return m.provider == "host" && m.metricsAddr == "127.0.0.1:16480" && m.probeAddr == "127.0.0.1:16481" &&
 				m.namespace == "portcullis-system" && m.xdsPort == 18000 && f.apiServerPort == 16443 && !f.demo && !f.reset
 		}},
 		{name: "manager flags reach the manager", args: []string{"--xds-port", "19000", "--leader-elect", "--envoy-binary", "/x/envoy", "--work-dir", "/w", "--metrics-bind-address", "0"}, check: func(f *localFlags) bool {
@@ -217,20 +217,23 @@ func TestGatewayLine(t *testing.T) {
 	tests := []struct {
 		name   string
 		gw     *gwapiv1.Gateway
+		admin  string
 		want   string
 		wantOK bool
 	}{
-		{name: "no address yet prints nothing", gw: gw(nil, http80)},
+		{name: "no address yet prints nothing", gw: gw(nil, http80), admin: "127.0.0.1:41000"},
 		{name: "a port below 1024 is shown where Envoy binds it", gw: gw([]string{"127.0.0.1"}, http80), wantOK: true,
 			want: "gateway demo/demo: address 127.0.0.1; listener http (HTTP, port 80) at http://127.0.0.1:10080"},
 		{name: "an HTTPS listener keeps its port", gw: gw([]string{"127.0.0.1"}, https8443), wantOK: true,
 			want: "gateway demo/demo: address 127.0.0.1; listener tls (HTTPS, port 8443) at https://127.0.0.1:8443"},
 		{name: "every address and listener", gw: gw([]string{"127.0.0.1", "::1"}, http80, https8443), wantOK: true,
 			want: "gateway demo/demo: address 127.0.0.1, ::1; listener http (HTTP, port 80) at http://127.0.0.1:10080; listener tls (HTTPS, port 8443) at https://127.0.0.1:8443"},
+		{name: "the Envoy admin address once the provider wrote it", gw: gw([]string{"127.0.0.1"}, http80), admin: "127.0.0.1:41000", wantOK: true,
+			want: "gateway demo/demo: address 127.0.0.1; listener http (HTTP, port 80) at http://127.0.0.1:10080; Envoy admin http://127.0.0.1:41000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := gatewayLine(tt.gw)
+			got, ok := gatewayLine(tt.gw, tt.admin)
 			if ok != tt.wantOK || got != tt.want {
 				t.Fatalf("gatewayLine = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
 			}

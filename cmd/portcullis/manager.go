@@ -59,6 +59,9 @@ type managerFlags struct {
 	unrestrictedCallers    string
 	envoyCPU, envoyMemory  string
 	guard                  dnsguard.Config
+	// heldPorts are ports of processes beside the manager (`portcullis local`'s control
+	// plane), not a flag: with the host provider no listener may take them.
+	heldPorts map[uint32]string
 }
 
 func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
@@ -220,7 +223,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 	r := controllers.NewReconciler(mgr, controllers.Options{
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
-		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted, Replica: replicaFromEnv(f.namespace),
+		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted, Replica: replicaFromEnv(f.namespace), HeldPorts: hostHeldPorts(f),
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err

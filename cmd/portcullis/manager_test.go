@@ -49,16 +49,7 @@ func TestManagerRefusesBadFlagsWithAClearMessage(t *testing.T) {
 // TestManagerStartsInHostMode starts the real manager (host provider, loopback xDS)
 // against the real API server and waits for its readiness endpoint.
 func TestManagerStartsInHostMode(t *testing.T) {
-	api, err := testenv.StartAPIServer()
-	if err != nil {
-		testenv.MissingBinary(t, "the test API server", "envtest-assets", err)
-	}
-	t.Cleanup(func() { _ = api.Stop() })
-	kubeconfig, err := api.Kubeconfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KUBECONFIG", kubeconfig)
+	t.Setenv("KUBECONFIG", startAPIServer(t))
 	probe := xdstest.FreePort(t)
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	f := registerManagerFlags(fs)
@@ -192,4 +183,20 @@ func TestManagerTakesKubeconfig(t *testing.T) {
 	if code != 1 || !strings.Contains(out.String(), "no-such-kubeconfig") {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1 naming the missing kubeconfig", code, out.String())
 	}
+}
+
+// startAPIServer starts a test API server for one test (stopped when it ends) and
+// returns an admin kubeconfig for it; a missing binary fails under CI=true.
+func startAPIServer(t *testing.T) (kubeconfig string) {
+	t.Helper()
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		testenv.MissingBinary(t, "the test API server", "envtest-assets", err)
+	}
+	t.Cleanup(func() { _ = api.Stop() })
+	kubeconfig, err = api.Kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }

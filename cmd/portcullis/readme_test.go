@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/portcullis-io/portcullis/egress/translate"
 	"github.com/portcullis-io/portcullis/internal/testenv"
 )
 
@@ -51,6 +52,29 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 		for _, f := range flags {
 			if !strings.Contains(text, "`--"+f[1]+"`") && !strings.Contains(text, "`-"+f[1]+"`") {
 				t.Errorf("README does not document `--%s` of portcullis %s", f[1], name)
+			}
+		}
+	}
+}
+
+// TestREADMEDocumentsEveryExtensionKey: the README's extensions table has a row per
+// extension type the translator supports, naming each config key the type knows.
+func TestREADMEDocumentsEveryExtensionKey(t *testing.T) {
+	rows := map[string]string{}
+	for _, line := range strings.Split(readme(t), "\n") {
+		if typ, _, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "` |"); ok && strings.HasPrefix(line, "| `portcullis.io/") {
+			rows[typ] = line
+		}
+	}
+	for typ, keys := range translate.ExtensionKeys() {
+		row, ok := rows[typ]
+		if !ok {
+			t.Errorf("README has no extensions table row for %s", typ)
+			continue
+		}
+		for _, k := range keys {
+			if !strings.Contains(row, "`"+k+"`") && !strings.Contains(row, "`"+k+":") {
+				t.Errorf("README's row for %s does not name config key `%s`", typ, k)
 			}
 		}
 	}

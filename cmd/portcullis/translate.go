@@ -40,8 +40,22 @@ func runTranslate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	res, err := loadFiles(f.files)
+	adm, err := newAdmission()
 	if err != nil {
+		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
+		return 1
+	}
+	res, err := loadFiles(f.files, adm)
+	if err != nil {
+		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
+		return 1
+	}
+	if refusals := adm.validate(); len(refusals) > 0 {
+		fmt.Fprintln(stderr, strings.Join(refusals, "\n"))
+		fmt.Fprintf(stderr, "portcullis translate: the API server would refuse %d object(s) (above, as kubectl apply prints it); nothing was translated\n", len(refusals))
+		return 1
+	}
+	if err := adm.addTo(res); err != nil {
 		fmt.Fprintf(stderr, "portcullis translate: %v\n", err)
 		return 1
 	}
@@ -106,17 +120,18 @@ func parseTranslateFlags(args []string, stderr io.Writer) (*translateFlags, erro
 	return f, nil
 }
 
-func loadFiles(files []string) (*egress.Resources, error) {
+func loadFiles(files []string, adm *admission) (*egress.Resources, error) {
 	res := &egress.Resources{}
 	for _, name := range files {
-		if err := loadFile(res, name); err != nil {
+		adm.source = kubectlSource(name)
+		if err := loadFile(res, name, adm.keep); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-func loadFile(res *egress.Resources, name string) error {
+func loadFile(res *egress.Resources, name string, keep egress.Keep) error {
 	in := io.Reader(os.Stdin)
 	if name != "-" {
 		file, err := os.Open(name)
@@ -126,7 +141,7 @@ func loadFile(res *egress.Resources, name string) error {
 		defer file.Close()
 		in = file
 	}
-	if err := res.Load(in); err != nil {
+	if err := res.LoadFiltered(in, keep); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

@@ -22,7 +22,7 @@ func TestTranslateREADMEExample(t *testing.T) {
 			name:     "a vetted address becomes the Backend's endpoint and every status is printed",
 			args:     []string{"translate", "-f", "examples/translate/egress.yaml", "--address", "api.example.com=93.184.215.14"},
 			wantCode: 0,
-			want:     []string{"name: egress-system/egress", "address: 93.184.215.14", "sni: api.example.com", "reason: Resolved", "apps/example-api:"},
+			want:     []string{"name: egress-gateway/egress", "address: 93.184.215.14", "sni: api.example.com", "reason: Resolved", "apps/example-api:"},
 		},
 		{
 			name:     "an address the guard refuses is reported and never becomes an endpoint",

@@ -235,7 +235,13 @@ func (h *Host) LogPath(namespace, name string) string {
 }
 
 func (h *Host) dir(namespace, name string) string {
-	return filepath.Join(h.opts.WorkDir, namespace+"_"+name)
+	return HostDir(h.opts.WorkDir, namespace, name)
+}
+
+// HostDir is a Gateway's directory in the host provider's work directory: its
+// bootstrap, Envoy log, audit log and the address files.
+func HostDir(workDir, namespace, name string) string {
+	return filepath.Join(workDir, namespace+"_"+name)
 }
 
 // hostPorts are the loopback ports of one Envoy besides its Gateway listeners.

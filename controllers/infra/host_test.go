@@ -133,6 +133,19 @@ func TestHostProvider(t *testing.T) {
 				}
 			}
 		}},
+		{"its admin address is written in the Gateway's directory (HostDir) and serves the admin interface", func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(HostDir(workDir, a.Namespace, a.Name), AdminAddressFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := strings.TrimSpace(string(raw))
+			if url, ok := h.AdminURL(a.Namespace, a.Name); !ok || url != "http://"+addr {
+				t.Fatalf("admin-address file %q, AdminURL %q", raw, url)
+			}
+			if code, err := probe("http://" + addr + "/ready"); err != nil || code != http.StatusOK {
+				t.Errorf("GET %s/ready = %d, %v; want 200", addr, code, err)
+			}
+		}},
 		{"Ensure again, even with other listeners, keeps the same process", func(t *testing.T) {
 			changed := a
 			changed.Listeners = append(slices.Clone(a.Listeners), Listener{Name: "alt", Port: 8080, EnvoyPort: 8080})

@@ -37,7 +37,7 @@ type hostEnvoy struct {
 // Gateway's audit log on a host (in a pod it is the container's standard output).
 const AuditLogFile = "audit.log"
 
-// start writes the bootstrap and the metrics address and starts supervising. It fails
+// start writes the bootstrap and the metrics and admin addresses and starts supervising. It fails
 // only if Envoy cannot be started at all (e.g. a wrong binary path); later failures are
 // retried.
 func (h *Host) start(gateway, dir string, boot []byte, ports hostPorts) (*hostEnvoy, error) {
@@ -47,9 +47,10 @@ func (h *Host) start(gateway, dir string, boot []byte, ports hostPorts) (*hostEn
 	if err := os.WriteFile(filepath.Join(dir, "bootstrap.yaml"), boot, 0o600); err != nil {
 		return nil, fmt.Errorf("infra: %w", err)
 	}
-	metricsAddr := []byte(loopbackAddress(ports.metrics) + "\n")
-	if err := os.WriteFile(filepath.Join(dir, MetricsAddressFile), metricsAddr, 0o600); err != nil {
-		return nil, fmt.Errorf("infra: %w", err)
+	for name, port := range map[string]uint32{MetricsAddressFile: ports.metrics, AdminAddressFile: ports.admin} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(loopbackAddress(port)+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("infra: %w", err)
+		}
 	}
 	e := &hostEnvoy{h: h, gateway: gateway, dir: dir, bootstrap: boot, ports: ports,
 		stopReq: make(chan struct{}), done: make(chan struct{})}

@@ -18,6 +18,9 @@ const (
 	// MetricsAddressFile, in a Gateway's directory of the host provider's work
 	// directory, holds the loopback host:port of that Envoy's metrics listener.
 	MetricsAddressFile = "metrics-address"
+	// AdminAddressFile, beside it, holds the loopback host:port of that Envoy's admin
+	// interface (picked anew for each Envoy), which `portcullis local` prints.
+	AdminAddressFile = "admin-address"
 )
 
 // The annotations on the Envoy pods that a Prometheus with the common kubernetes-pods

@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,16 @@ var extensionSpecs = map[string]extensionSpec{
 		keys:  []string{"header", "key", "prefix", "secretRef"},
 		apply: func(*ir.Cluster, config) error { return nil }, // resolved by credentialFor
 	},
+}
+
+// ExtensionKeys returns the config keys each extension type knows, sorted: the
+// documentation users read (kubectl explain, the README) is tested against it.
+func ExtensionKeys() map[string][]string {
+	out := make(map[string][]string, len(extensionSpecs))
+	for name, spec := range extensionSpecs {
+		out[name] = slices.Sorted(slices.Values(spec.keys))
+	}
+	return out
 }
 
 // supportedExtensions lists the extension types for messages, sorted.

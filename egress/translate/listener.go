@@ -55,14 +55,27 @@ func EnvoyPort(port gwapiv1.PortNumber) uint32 {
 	return uint32(port)
 }
 
+// portUnavailable says why Envoy cannot bind envoyPort for a listener on port, or "".
+func (t *translator) portUnavailable(envoyPort uint32, port gwapiv1.PortNumber) string {
+	if what, reserved := reservedEnvoyPorts[envoyPort]; reserved {
+		return fmt.Sprintf("port %d is used by %s inside the gateway; choose another port", port, what)
+	}
+	if what, held := t.opts.HeldPorts[envoyPort]; held {
+		if uint32(port) != envoyPort {
+			return fmt.Sprintf("port %d is bound as %d, which %s holds on this machine; choose another port", port, envoyPort, what)
+		}
+		return fmt.Sprintf("port %d is held by %s on this machine; choose another port", port, what)
+	}
+	return ""
+}
+
 var httpRouteKind = gwapiv1.RouteGroupKind{Group: ptrTo(gwapiv1.Group(gwapiv1.GroupName)), Kind: "HTTPRoute"}
 
 // validateListener checks protocol, TLS and allowed route kinds of one listener.
 func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener) *listenerContext {
 	l := &listenerContext{spec: spec, gatewayNamespace: g.gw.Namespace, envoyPort: EnvoyPort(spec.Port)}
-	if what, reserved := reservedEnvoyPorts[l.envoyPort]; reserved {
-		l.problem = string(gwapiv1.ListenerReasonPortUnavailable)
-		l.problemMsg = fmt.Sprintf("port %d is used by %s inside the gateway; choose another port", spec.Port, what)
+	if msg := t.portUnavailable(l.envoyPort, spec.Port); msg != "" {
+		l.problem, l.problemMsg = string(gwapiv1.ListenerReasonPortUnavailable), msg
 		l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
 		return l
 	}

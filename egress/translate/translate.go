@@ -45,6 +45,12 @@ type Options struct {
 	// mode's own machine); none in a cluster. Isolated listeners keep their shared
 	// route table only for them.
 	Unrestricted []netip.Prefix
+	// HeldPorts are ports other processes hold where Envoy binds Gateway listeners, with
+	// what holds each: with the host provider, the manager's own ports and, under
+	// `portcullis local`, the control plane's. A listener on one would fail to bind, so
+	// it is refused with PortUnavailable naming the holder. None in a cluster, where
+	// Envoy has its pod's ports to itself.
+	HeldPorts map[uint32]string
 }
 
 // Result is the output of one translation.

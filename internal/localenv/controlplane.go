@@ -31,10 +31,13 @@ type Options struct {
 	AssetsDir string
 	// Ports on 127.0.0.1.
 	APIServerPort, EtcdPort, EtcdPeerPort int
-	// Reset empties the data directory first.
+	// Reset empties the data directory first (when Start opens it; see Dir).
 	Reset bool
 	// StartTimeout bounds the wait for etcd and the API server to become ready.
 	StartTimeout time.Duration
+	// Dir is the data directory when the caller opened it already (to hold it before
+	// starting anything else); Start opens DataDir when nil. Either way Stop closes it.
+	Dir *DataDir
 }
 
 // ControlPlane is a running etcd and kube-apiserver.
@@ -71,9 +74,11 @@ func Start(ctx context.Context, o Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := OpenDataDir(o.DataDir, o.Reset)
-	if err != nil {
-		return nil, err
+	dir := o.Dir
+	if dir == nil {
+		if dir, err = OpenDataDir(o.DataDir, o.Reset); err != nil {
+			return nil, err
+		}
 	}
 	cp := &ControlPlane{Dir: dir, Server: "https://" + loopback(o.APIServerPort)}
 	if err := cp.start(ctx, o, etcdBin, apiBin); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ErrInUse is returned when another process holds the data directory.
@@ -14,7 +15,8 @@ var ErrInUse = errors.New("data directory in use")
 // DataDir is a data directory this process holds the lock of.
 type DataDir struct {
 	Layout
-	lock *os.File
+	lock  *os.File
+	close sync.Once
 }
 
 // OpenDataDir creates the directory if needed, takes its lock, stops processes a
@@ -28,7 +30,7 @@ func OpenDataDir(root string, reset bool) (*DataDir, error) {
 	lock, err := lockFile(l.LockFile())
 	if err != nil {
 		if errors.Is(err, ErrInUse) {
-			return nil, fmt.Errorf("%w: another portcullis local%s runs with %s; stop it or pass another --data-dir", ErrInUse, holder(l), root)
+			return nil, fmt.Errorf("%w: another portcullis local%s runs with %s and holds its ports; stop it (Ctrl-C where it runs) or pass another --data-dir and other ports", ErrInUse, holder(l), root)
 		}
 		return nil, err
 	}
@@ -59,10 +61,14 @@ func (d *DataDir) prepare(reset bool) error {
 	return os.WriteFile(d.PIDFile(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 }
 
-// Close removes the PID file and releases the lock.
+// Close removes the PID file and releases the lock. It may be called more than once.
+// Only the first call acts: a later one must not remove the PID file of a run that took
+// the directory since.
 func (d *DataDir) Close() {
-	_ = os.Remove(d.PIDFile())
-	_ = d.lock.Close()
+	d.close.Do(func() {
+		_ = os.Remove(d.PIDFile())
+		_ = d.lock.Close()
+	})
 }
 
 // holder names the process recorded in the PID file, if any.

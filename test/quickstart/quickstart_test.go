@@ -7,9 +7,11 @@ package quickstart
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -55,6 +57,8 @@ func TestQuickstartAsWritten(t *testing.T) {
 	first := startLocal(t, bin, work, dataDir, args)
 	t.Logf("first start: ready after %s", first.waitReady(t, readyTimeout).Round(time.Millisecond))
 	checkPrinted(t, first.Stdout(), q)
+	checkEnvoyAdmin(t, first.Stdout())
+	checkSecondRunRefused(t, bin, work, args, first)
 	checkCurl(t, work, q)
 	checkKubectl(t, work, q)
 	created := namespaceCreated(t, work)
@@ -146,6 +150,45 @@ func checkPrinted(t *testing.T, stdout string, q quickstart) {
 			t.Errorf("portcullis local did not print %q; it printed:\n%s", want, stdout)
 		}
 	}
+}
+
+// adminLine finds the Envoy admin URL in the demo Gateway's line.
+var adminLine = regexp.MustCompile(`(?m)^portcullis local: gateway demo/demo: .*; Envoy admin (http://127\.0\.0\.1:[0-9]+)$`)
+
+// checkEnvoyAdmin: the Gateway's line names its Envoy's admin interface, and it answers.
+func checkEnvoyAdmin(t *testing.T, stdout string) {
+	t.Helper()
+	m := adminLine.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Errorf("portcullis local did not print the demo Gateway's Envoy admin address; it printed:\n%s", stdout)
+		return
+	}
+	resp, err := http.Get(m[1] + "/ready")
+	if err != nil {
+		t.Fatalf("the printed Envoy admin %s: %v", m[1], err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s/ready: %s, want 200", m[1], resp.Status)
+	}
+}
+
+// checkSecondRunRefused: while one run holds the data directory, a second make run
+// stops at once, naming the first by its PID, and the first keeps running.
+func checkSecondRunRefused(t *testing.T, bin, dir string, args []string, first *localRun) {
+	t.Helper()
+	second := startLocal(t, bin, dir, first.dataDir, args)
+	select {
+	case <-second.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second portcullis local on the same data directory did not stop within 30s")
+	}
+	want := fmt.Sprintf("another portcullis local (pid %d) runs with %s and holds its ports", first.cmd.Process.Pid, first.dataDir)
+	if second.waitErr == nil || !strings.Contains(second.Stderr(), want) {
+		t.Errorf("second run: %v, stderr:\n%s\nwant a failure saying %q", second.waitErr, second.Stderr(), want)
+		return
+	}
+	t.Logf("a second run on the same data directory was refused: %s", strings.TrimSpace(second.Stderr()))
 }
 
 // shell runs a README line as a newcomer would, from the root-like directory, with no

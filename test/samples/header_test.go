@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
 // TestEverySampleHasAHeader: each file opens with a title and a description a reader can
@@ -87,6 +89,40 @@ var useCases = []struct {
 	{"an HTTPRoute splitting traffic between two Backends", "08-traffic-split.yaml", showsSplit},
 	{"a namespace locked down to the gateway", "09-namespace-lockdown.yaml", showsLockdown},
 	{"a Backend the DNS guard blocks, and its status", "10-dns-guard-blocked.yaml", showsBlocked},
+	{"request headers set, added and removed", "11-request-header-modifier.yaml", showsExtensions("portcullis.io/request-header-modifier")},
+}
+
+// TestEveryExtensionTypeHasASample: each extension type the translator supports is used
+// by some sample, with every one of its config keys, so a user can copy a working example.
+func TestEveryExtensionTypeHasASample(t *testing.T) {
+	used := map[string]map[string]bool{}
+	for _, s := range loadSamples(t, samplesDir(t)) {
+		for _, b := range s.objectsOf("Backend") {
+			exts, _, _ := unstructured.NestedSlice(b.Object, "spec", "extensions")
+			for _, raw := range exts {
+				ext, _ := raw.(map[string]any)
+				typ, _ := ext["type"].(string)
+				cfg, _ := ext["config"].(map[string]any)
+				if used[typ] == nil {
+					used[typ] = map[string]bool{}
+				}
+				for k := range cfg {
+					used[typ][k] = true
+				}
+			}
+		}
+	}
+	for typ, keys := range translate.ExtensionKeys() {
+		if used[typ] == nil {
+			t.Errorf("no sample uses the extension %s", typ)
+			continue
+		}
+		for _, k := range keys {
+			if !used[typ][k] {
+				t.Errorf("no sample sets config.%s of %s", k, typ)
+			}
+		}
+	}
 }
 
 // TestEveryUseCaseHasASample: each documented use case has its file, and the file

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHostHeldPorts: with the host provider every port the manager and the local
+// control plane hold is kept from Gateway listeners, named by its holder; in a cluster
+// none is.
+func TestHostHeldPorts(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		local bool
+		want  map[uint32]string // port -> a word of its holder's description
+	}{
+		{name: "portcullis local: the control plane's and the manager's ports", local: true,
+			want: map[uint32]string{16443: "kube-apiserver", 12379: "--etcd-port", 12380: "--etcd-peer-port", 18000: "xDS", 16480: "metrics", 16481: "health"}},
+		{name: "portcullis local --demo: the demo API's port too", local: true, args: []string{"--demo"},
+			want: map[uint32]string{16443: "kube-apiserver", 12379: "etcd", 12380: "etcd", 18000: "xDS", 16480: "metrics", 16481: "health", 19443: "demo API"}},
+		{name: "moved ports are held where they moved, and a metrics endpoint turned off holds none", local: true,
+			args: []string{"--apiserver-port", "7443", "--xds-port", "7000", "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:7081"},
+			want: map[uint32]string{7443: "kube-apiserver", 12379: "etcd", 12380: "etcd", 7000: "xDS", 7081: "health"}},
+		{name: "the manager with the host provider: its own ports, metrics on 127.0.0.1:8443 by default",
+			args: []string{"--provider", "host"}, want: map[uint32]string{18000: "xDS", 8443: "metrics", 8081: "health"}},
+		{name: "in a cluster Envoy has its pod's ports to itself", args: []string{"--provider", "kubernetes"}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m *managerFlags
+			if tt.local {
+				f := parseLocal(t, tt.args...)
+				f.manager.heldPorts = f.controlPlanePorts()
+				m = f.manager
+			} else {
+				m = parseManagerFlags(t, tt.args...)
+			}
+			got := hostHeldPorts(m)
+			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tt.want))) {
+				t.Fatalf("held ports %v, want %v", got, tt.want)
+			}
+			for port, word := range tt.want {
+				if !strings.Contains(got[port], word) {
+					t.Errorf("port %d is held by %q, want a description naming %q", port, got[port], word)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/portcullis-io/portcullis/config"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/internal/crdvalidate"
+)
+
+// admission refuses, before translation, what kube-apiserver would refuse at `kubectl
+// apply`: Backends and Gateway API objects are checked against the CRDs built into the
+// binary (schema, defaults, CEL rules), so `portcullis translate` never reports as
+// Accepted an object no cluster would store. Each refusal is worded as kubectl words it.
+//
+// The loader sets objects of CRD kinds aside (keep); they are validated afterwards on
+// every CPU (the CEL rules cost about as much as translating the object) and only then
+// decoded, so a field the schema lacks gets the API server's message, not the decoder's.
+type admission struct {
+	validator *crdvalidate.Validator
+	source    string // the file being read, as kubectl names it
+	held      []heldObject
+}
+
+// validationGCPercent is GOGC while validating (see validate).
+const validationGCPercent = 400
+
+// heldObject is an object of a CRD kind waiting for validation.
+type heldObject struct {
+	source  string
+	doc     []byte // as read, or as JSON once check converted it
+	json    bool
+	refusal string
+}
+
+func newAdmission() (*admission, error) {
+	v, err := crdvalidate.New(config.CRDs, config.CRDDirs...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the built-in CRDs: %w", err)
+	}
+	return &admission{validator: v}, nil
+}
+
+// keep is the loader's egress.Keep: objects of CRD kinds are held back for validate.
+func (a *admission) keep(doc []byte, tm metav1.TypeMeta) bool {
+	if !a.validator.Knows(tm.GroupVersionKind().GroupKind()) {
+		return true
+	}
+	a.held = append(a.held, heldObject{source: a.source, doc: doc})
+	return false
+}
+
+// validate checks every held object, in parallel, and returns the refusals in input
+// order as `kubectl apply` prints them.
+func (a *admission) validate() []string {
+	// Validation allocates much short-lived garbage while the live heap is only the
+	// input: at the default GOGC the collector would run every few objects. The heap
+	// here stays far below what translation takes next, so let it grow more first.
+	defer debug.SetGCPercent(debug.SetGCPercent(validationGCPercent))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				a.check(&a.held[i])
+			}
+		})
+	}
+	for i := range a.held {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var refusals []string
+	for _, h := range a.held {
+		if h.refusal != "" {
+			refusals = append(refusals, h.refusal)
+		}
+	}
+	return refusals
+}
+
+// check validates h and notes kubectl's message if it is refused. It keeps the JSON it
+// validated, which addTo decodes without parsing YAML again; a document that does not
+// convert stays as it was, for the loader to report in its own words.
+func (a *admission) check(h *heldObject) {
+	js, err := yaml.YAMLToJSON(h.doc)
+	if err != nil {
+		return
+	}
+	obj, err := crdvalidate.Decode(js)
+	if err != nil {
+		return
+	}
+	h.doc, h.json = js, true
+	if err := a.validator.Validate(obj); err != nil {
+		h.refusal = kubectlMessage(h.source, err)
+	}
+}
+
+// addTo decodes the held objects into res, once validate found none refused.
+func (a *admission) addTo(res *egress.Resources) error {
+	for _, h := range a.held {
+		var err error
+		if h.json {
+			err = res.AddJSON(h.doc)
+		} else {
+			err = res.Load(bytes.NewReader(h.doc))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.source, err)
+		}
+	}
+	return nil
+}
+
+// kubectlMessage is the line `kubectl apply -f source` prints for err.
+func kubectlMessage(source string, err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Sprintf("Error from server (%s): error when creating %q: %s", status.Status().Reason, source, status.Status().Message)
+	}
+	return fmt.Sprintf("error: %q: %v", source, err)
+}
+
+// kubectlSource is how kubectl names a -f argument in its messages.
+func kubectlSource(name string) string {
+	if name == "-" {
+		return "STDIN"
+	}
+	return name
+}
