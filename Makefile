@@ -200,6 +200,8 @@ uninstall-gateway-api-crds: ## Delete the Gateway API CRDs, and with them every 
 CLUSTER_DIR ?= $(ROOT)/tmp/cluster
 CLUSTER_BIN := $(BIN)/cluster
 CLUSTER_IMAGES := $(CLUSTER_BIN)/images
+# The manager overlay the cluster targets deploy (smaller Envoy CPU requests).
+CLUSTER_DEPLOY := hack/cluster/deploy
 MKIMAGE := $(CLUSTER_BIN)/mkimage
 KUBE_NODE_CMDS := kubelet kube-controller-manager kube-scheduler kube-proxy kubectl
 KUBE_NODE_BINS := $(addprefix $(CLUSTER_BIN)/,$(KUBE_NODE_CMDS))
@@ -298,7 +300,7 @@ cluster-down: ## Stop the single-node cluster and undo every change it made to t
 
 .PHONY: cluster-test
 cluster-test: cluster-up ## cluster-up, then the in-cluster end-to-end test (test/cluster): make deploy, a Gateway, traffic.
-	PORTCULLIS_CLUSTER_KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_CLUSTER_IMAGE=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) \
+	DEPLOY_BASE=$(CLUSTER_DEPLOY) PORTCULLIS_CLUSTER_KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_CLUSTER_IMAGE=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) \
 	  PORTCULLIS_CLUSTER_KUBECTL=$(CLUSTER_BIN)/kubectl go test -tags cluster -count=1 -timeout=15m -v ./test/cluster/...
 
 # The Gateway API conformance suite (test/conformance, its own module) as a test binary,
@@ -309,7 +311,7 @@ $(CONFORMANCE_TEST): test/conformance/go.mod test/conformance/go.sum $(wildcard 
 
 .PHONY: conformance
 conformance: cluster-up $(CONFORMANCE_TEST) ## cluster-up, deploy the manager, run the Gateway API conformance suite (GATEWAY-HTTP) and write conformance/report.yaml.
-	$(MAKE) --no-print-directory deploy IMG=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) KUBECTL=$(CLUSTER_BIN)/kubectl KUBECONFIG=$(CLUSTER_DIR)/kubeconfig
+	$(MAKE) --no-print-directory deploy IMG=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) KUBECTL=$(CLUSTER_BIN)/kubectl KUBECONFIG=$(CLUSTER_DIR)/kubeconfig DEPLOY_BASE=$(CLUSTER_DEPLOY)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(CLUSTER_BIN)/kubectl -n portcullis-system rollout status deployment/portcullis-controller-manager --timeout=3m
 	cd test/conformance && KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_VERSION=$(VERSION) \
 	  $(CONFORMANCE_TEST) -test.v -test.count=1 -test.timeout=40m

@@ -29,7 +29,8 @@ func (b *builder) forwardRoute(r *ir.Route) (*routev3.Route, error) {
 		return nil, err
 	}
 	applyProtocolNeeds(a, targets)
-	applyTimeouts(a, r.Timeouts)
+	applyTimeouts(a, r.Timeouts, r.Retry)
+	applyRetry(a, r.Retry)
 	return &routev3.Route{Action: &routev3.Route_Route{Route: a}}, nil
 }
 

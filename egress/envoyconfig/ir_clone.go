@@ -82,7 +82,12 @@ func cloneRoute(r *ir.Route) ir.Route {
 	out.DirectResponse = clonePtr(r.DirectResponse, copyValue)
 	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
 	out.Timeouts = clonePtr(r.Timeouts, cloneRouteTimeouts)
+	out.Retry = clonePtr(r.Retry, cloneRetry)
 	return out
+}
+
+func cloneRetry(r *ir.Retry) ir.Retry {
+	return ir.Retry{Codes: slices.Clone(r.Codes), Attempts: r.Attempts, Backoff: clonePtr(r.Backoff, copyValue)}
 }
 
 func cloneRouteTimeouts(t *ir.RouteTimeouts) ir.RouteTimeouts {

@@ -78,7 +78,11 @@ func equalRoute(a, b ir.Route) bool {
 		equalPtr(a.Redirect, b.Redirect, equalRedirect) &&
 		equalPtr(a.DirectResponse, b.DirectResponse, equalValue) &&
 		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight &&
-		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts)
+		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts) && equalPtr(a.Retry, b.Retry, equalRetry)
+}
+
+func equalRetry(a, b *ir.Retry) bool {
+	return slices.Equal(a.Codes, b.Codes) && a.Attempts == b.Attempts && equalPtr(a.Backoff, b.Backoff, equalValue)
 }
 
 func equalRouteTimeouts(a, b *ir.RouteTimeouts) bool {

@@ -10,13 +10,13 @@ import (
 )
 
 // applyTimeouts sets a rule's HTTPRoute timeouts over the protocol's defaults (Envoy's
-// 15 s, none for gRPC and MCP): the user's word wins. Portcullis does not retry, so one
-// request to the Backend is all the upstream work of a request: without a request
-// timeout, the backend request timeout bounds the route as well, so Envoy's 15 s
-// default cannot cut a longer one short. The backend request timeout is also set per
-// try, which starts when Envoy starts sending upstream, as Gateway API defines it.
-// A zero duration turns a timeout off.
-func applyTimeouts(a *routev3.RouteAction, t *ir.RouteTimeouts) {
+// 15 s, none for gRPC and MCP): the user's word wins. Without a request timeout, the
+// backend request timeout bounds the route as well, once per try the rule's retry
+// allows (with its backoff between tries), so Envoy's 15 s default cannot cut a longer
+// one short and a retry is not cut off by the first try's budget. The backend request
+// timeout is also set per try, which starts when Envoy starts sending upstream, as
+// Gateway API defines it. A zero duration turns a timeout off.
+func applyTimeouts(a *routev3.RouteAction, t *ir.RouteTimeouts, retry *ir.Retry) {
 	if t == nil {
 		return
 	}
@@ -24,11 +24,24 @@ func applyTimeouts(a *routev3.RouteAction, t *ir.RouteTimeouts) {
 	case t.Request != nil:
 		setRouteTimeout(a, *t.Request)
 	case t.BackendRequest != nil:
-		setRouteTimeout(a, *t.BackendRequest)
+		setRouteTimeout(a, allTries(*t.BackendRequest, retry))
 	}
 	if t.BackendRequest != nil && *t.BackendRequest > 0 {
 		a.RetryPolicy = &routev3.RetryPolicy{PerTryTimeout: durationpb.New(*t.BackendRequest)}
 	}
+}
+
+// allTries is how long every try of a request may take together: each bounded by
+// perTry, with the longest backoff between them. Zero (no timeout) stays zero.
+func allTries(perTry time.Duration, retry *ir.Retry) time.Duration {
+	if retry == nil || perTry == 0 {
+		return perTry
+	}
+	total := perTry * time.Duration(retry.Attempts+1)
+	if retry.Backoff != nil {
+		total += maxBackoff(*retry.Backoff) * time.Duration(retry.Attempts)
+	}
+	return total
 }
 
 // setRouteTimeout bounds the whole request. A route with max_stream_duration (gRPC

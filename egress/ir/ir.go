@@ -103,6 +103,18 @@ type Route struct {
 	InvalidWeight uint32 `json:"invalidWeight,omitempty"`
 	// Timeouts are the rule's HTTPRoute timeouts; nil keeps the protocol's default.
 	Timeouts *RouteTimeouts `json:"timeouts,omitempty"`
+	// Retry is the rule's HTTPRoute retry; nil: no retry.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry resends a request to the Backend when its answer has one of Codes, or when no
+// connection could be made to it (nothing reached the Backend, so nothing is done twice).
+type Retry struct {
+	Codes []uint32 `json:"codes,omitempty"`
+	// Attempts is how many times a request may be retried (so Attempts+1 tries at most).
+	Attempts uint32 `json:"attempts"`
+	// Backoff is the least time between tries; Envoy's 25 ms when nil.
+	Backoff *time.Duration `json:"backoff,omitempty"`
 }
 
 // RouteTimeouts bound a request. A nil field is not set; a zero duration turns that

@@ -27,6 +27,19 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRoutePortRedirect,
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteBackendTimeout,
+	// Proven by the Gateway API conformance suite on the single-node cluster
+	// (conformance/report.yaml), besides goldens and the data-path tests.
+	features.SupportGatewayPort8080,
+	features.SupportHTTPRouteParentRefPort,
+	features.SupportHTTPRouteDestinationPortMatching,
+	features.SupportHTTPRouteNamedRouteRule,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteBackendProtocolH2C,
+	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportBackendTLSPolicySANValidation,
+	features.SupportHTTPRouteRetry,
 }
 
 // supportedFeatureList is the sorted list for GatewayClass status.

@@ -160,6 +160,9 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
 		}
 		base.Timeouts = timeouts
+		if base.Retry, err = convertRetry(rule.Retry); err != nil {
+			return nil, resolved, fmt.Errorf("rules[%d].%v", i, err)
+		}
 		if err := t.routeBackends(g, r, i, rule, &base, &resolved); err != nil {
 			return nil, resolved, err
 		}
