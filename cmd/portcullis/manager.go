@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
@@ -58,10 +59,17 @@ type managerFlags struct {
 	managerPodLabels       string
 	unrestrictedCallers    string
 	envoyCPU, envoyMemory  string
+	xdsCerts               xdsCertTimes
 	guard                  dnsguard.Config
 	// heldPorts are ports of processes beside the manager (`portcullis local`'s control
 	// plane), not a flag: with the host provider no listener may take them.
 	heldPorts map[uint32]string
+}
+
+// xdsCertTimes are the xDS certificates' lifetimes and checks (controllers/xdscerts);
+// their defaults suit production, shorter ones let a test watch a rotation happen.
+type xdsCertTimes struct {
+	caLifetime, leafLifetime, propagation, interval time.Duration
 }
 
 func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
@@ -76,6 +84,10 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.envoyImage, "envoy-image", infra.DefaultImage, "Envoy image for the kubernetes provider")
 	fs.StringVar(&f.envoyCPU, "envoy-cpu-request", "100m", "CPU request of each Envoy container (kubernetes provider)")
 	fs.StringVar(&f.envoyMemory, "envoy-memory-request", "128Mi", "memory request of each Envoy container (kubernetes provider)")
+	fs.DurationVar(&f.xdsCerts.caLifetime, "xds-ca-lifetime", xdscerts.DefaultCALifetime, "lifetime of a new xDS CA; it is replaced when 2/3 of it is over (kubernetes provider)")
+	fs.DurationVar(&f.xdsCerts.leafLifetime, "xds-cert-lifetime", xdscerts.DefaultLeafLifetime, "lifetime of new xDS server and Envoy client certificates; each is replaced when 2/3 of it is over (kubernetes provider)")
+	fs.DurationVar(&f.xdsCerts.propagation, "xds-ca-propagation", xdscerts.DefaultPropagation, "how long a new xDS CA is trusted before it signs certificates, so every peer learns it first (kubernetes provider)")
+	fs.DurationVar(&f.xdsCerts.interval, "xds-cert-check-interval", xdscerts.DefaultInterval, "how often the xDS certificates are checked for renewal (kubernetes provider)")
 	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
 	fs.StringVar(&f.hostListenAddress, "host-listen-address", "127.0.0.1", "IP address the host provider's Envoys bind Gateway listeners on (loopback, so the machine's network cannot use them as an egress proxy; in a cluster Envoy binds every interface of its pod)")
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
@@ -112,6 +124,7 @@ func parseUnrestricted(list string) ([]netip.Prefix, error) {
 
 func (f *managerFlags) validate() error {
 	var errs []error
+	errs = append(errs, f.xdsCerts.validate()...)
 	for _, q := range []struct{ flag, value string }{{"--envoy-cpu-request", f.envoyCPU}, {"--envoy-memory-request", f.envoyMemory}} {
 		if _, err := resource.ParseQuantity(q.value); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: not a Kubernetes quantity (e.g. 100m, 128Mi)", q.flag, q.value))
@@ -309,7 +322,8 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 	if err != nil {
 		return nil, nil, "", err
 	}
-	certs, err := xdscerts.New(direct, xdscerts.Options{Namespace: f.namespace, ServiceNames: xdscerts.ServiceDNSNames(f.xdsService, f.namespace), Log: mgr.GetLogger().WithName("xds-certs")})
+	certs, err := xdscerts.New(direct, xdscerts.Options{Namespace: f.namespace, ServiceNames: xdscerts.ServiceDNSNames(f.xdsService, f.namespace), Log: mgr.GetLogger().WithName("xds-certs"),
+		CALifetime: f.xdsCerts.caLifetime, LeafLifetime: f.xdsCerts.leafLifetime, Propagation: f.xdsCerts.propagation, Interval: f.xdsCerts.interval})
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -379,4 +393,29 @@ func (f *managerFlags) envoyResources() *corev1.ResourceRequirements {
 		corev1.ResourceCPU:    resource.MustParse(f.envoyCPU),
 		corev1.ResourceMemory: resource.MustParse(f.envoyMemory),
 	}}
+}
+
+// validate refuses times the rotation cannot work with: a certificate must outlive the
+// checks that renew it, and a CA must outlive a leaf plus the propagation before it
+// signs one.
+func (x xdsCertTimes) validate() []error {
+	var errs []error
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--xds-ca-lifetime", x.caLifetime}, {"--xds-cert-lifetime", x.leafLifetime}, {"--xds-ca-propagation", x.propagation}, {"--xds-cert-check-interval", x.interval}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.flag, d.v))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if x.leafLifetime < 3*x.interval {
+		errs = append(errs, fmt.Errorf("--xds-cert-lifetime %s: want at least three --xds-cert-check-interval (%s), or certificates expire between checks", x.leafLifetime, x.interval))
+	}
+	if x.caLifetime < x.leafLifetime+x.propagation {
+		errs = append(errs, fmt.Errorf("--xds-ca-lifetime %s: want at least --xds-cert-lifetime plus --xds-ca-propagation (%s)", x.caLifetime, x.leafLifetime+x.propagation))
+	}
+	return errs
 }

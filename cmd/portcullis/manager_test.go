@@ -30,6 +30,9 @@ func TestManagerRefusesBadFlagsWithAClearMessage(t *testing.T) {
 		{name: "a host listen address that is not an IP", args: []string{"--provider", "host", "--host-listen-address", "localhost"}, want: `--host-listen-address "localhost": want an IP address`},
 		{name: "an invalid DNS guard CIDR", args: []string{"--provider", "host", "--allow-cidr", "10.0.0.0/33"}, want: "--allow-cidr"},
 		{name: "an Envoy CPU request that is no quantity", args: []string{"--namespace", "x", "--envoy-cpu-request", "lots"}, want: `--envoy-cpu-request "lots": not a Kubernetes quantity`},
+		{name: "an xDS certificate that would expire between checks", args: []string{"--namespace", "x", "--xds-cert-lifetime", "1m", "--xds-cert-check-interval", "30s"}, want: "--xds-cert-lifetime 1m0s: want at least three --xds-cert-check-interval"},
+		{name: "an xDS CA shorter than a certificate and its propagation", args: []string{"--namespace", "x", "--xds-ca-lifetime", "2h", "--xds-cert-lifetime", "90m", "--xds-ca-propagation", "1h"}, want: "--xds-ca-lifetime 2h0m0s: want at least --xds-cert-lifetime plus --xds-ca-propagation"},
+		{name: "an xDS check interval of zero", args: []string{"--namespace", "x", "--xds-cert-check-interval", "0s"}, want: "--xds-cert-check-interval 0s: want a positive duration"},
 		{name: "an Envoy memory request that is no quantity", args: []string{"--namespace", "x", "--envoy-memory-request", "1 GB"}, want: `--envoy-memory-request "1 GB": not a Kubernetes quantity`},
 	}
 	for _, tt := range tests {

@@ -21,7 +21,7 @@ type leafDecision struct {
 // bundle, or 2/3 of its life is over. In the last case the new leaf waits until the
 // signing CA has been trusted for propagation (so that every peer trusts its issuer
 // first), unless the old leaf would expire meanwhile.
-func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, propagation time.Duration) leafDecision {
+func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, propagation, lifetime time.Duration) leafDecision {
 	pair, err := parseKeyPair(data[CertKey], data[KeyKey])
 	switch {
 	case err != nil && len(data[CertKey]) == 0:
@@ -38,11 +38,11 @@ func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, 
 	}); err != nil {
 		return leafDecision{reissue: true, reason: "the certificate is not valid now (" + err.Error() + ")"}
 	}
-	if !now.Before(renewalTime(pair.cert)) {
+	if due := leafRenewalTime(pair.cert, lifetime); !now.Before(due) {
 		signerAge := now.Sub(issuedAt(ca.signer.cert))
 		if signerAge >= propagation || pair.cert.NotAfter.Sub(now) <= propagation {
 			return leafDecision{reissue: true, reason: "2/3 of the certificate's life is over (renewal due " +
-				renewalTime(pair.cert).UTC().Format(time.RFC3339) + ")"}
+				due.UTC().Format(time.RFC3339) + ")"}
 		}
 	}
 	return leafDecision{pair: pair, refreshBundle: !bytes.Equal(data[BundleKey], bundlePEM(ca.bundle))}

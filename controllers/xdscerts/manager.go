@@ -203,7 +203,7 @@ func (m *Manager) ensureLeaf(ctx context.Context, key types.NamespacedName, spec
 	var pair keyPair
 	_, err := m.syncSecret(ctx, key, func(s *corev1.Secret) (bool, error) {
 		now := m.opts.Clock()
-		d := planLeaf(s.Data, spec, ca, now, m.opts.Propagation)
+		d := planLeaf(s.Data, spec, ca, now, m.opts.Propagation, m.opts.LeafLifetime)
 		changed := setLabels(s, componentLabels(componentOf(key.Name)))
 		if extra != nil {
 			c, err := extra(s)

@@ -35,10 +35,26 @@ type keyPair struct {
 // issuedAt is when the certificate was made (NotBefore without the backdate).
 func issuedAt(c *x509.Certificate) time.Time { return c.NotBefore.Add(backdate) }
 
-// renewalTime is the moment 2/3 into the certificate's life.
+// renewalTime is the moment 2/3 into the certificate's life, counted from its issue
+// (the backdate is for clock skew, not life: counted in, a certificate living less than
+// twice the backdate would be due before it was made).
 func renewalTime(c *x509.Certificate) time.Time {
-	life := c.NotAfter.Sub(c.NotBefore)
-	return c.NotBefore.Add(life / renewDenominator * renewNumerator)
+	issued := issuedAt(c)
+	return issued.Add(c.NotAfter.Sub(issued) / renewDenominator * renewNumerator)
+}
+
+// leafRenewalTime is renewalTime, or sooner when the configured lifetime is shorter
+// than the certificate's: shortening --xds-cert-lifetime takes effect on the
+// certificates already issued, not only on the next ones.
+func leafRenewalTime(c *x509.Certificate, lifetime time.Duration) time.Time {
+	due := renewalTime(c)
+	if lifetime <= 0 {
+		return due
+	}
+	if capped := issuedAt(c).Add(lifetime / renewDenominator * renewNumerator); capped.Before(due) {
+		return capped
+	}
+	return due
 }
 
 // newCA makes a self-signed ECDSA P-256 CA valid for lifetime from now.

@@ -146,6 +146,9 @@ func TestGatewayInCluster(t *testing.T) {
 
 	t.Run("ManagerFailover", func(t *testing.T) { k.expectFailover(t, appsClient, gwURL) })
 	step("manager failover")
+
+	t.Run("XDSCertificateRotation", func(t *testing.T) { k.expectCertificateRotation(t, appsClient, gwURL) })
+	step("xDS certificate rotation")
 }
 
 // serveOutsideAPI serves the outside API on externalIP:443 until the test ends.

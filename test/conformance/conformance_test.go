@@ -83,29 +83,33 @@ func TestGatewayAPIConformance(t *testing.T) {
 	}
 }
 
-// ensureGatewayClass creates (or corrects) the class the suite runs against: ours, with
-// tenant isolation off.
+// ensureGatewayClass creates the class the suite runs against anew: ours, with tenant
+// isolation off. Anew, because the suite reads the class's supportedFeatures once at
+// the start, and a class left by an earlier run still carries what the manager of that
+// run wrote; a new class's status comes from the manager deployed now.
 func ensureGatewayClass(t *testing.T, c client.Client) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	gc := &gwapiv1.GatewayClass{}
-	err := c.Get(ctx, client.ObjectKey{Name: gatewayClassName}, gc)
-	switch {
-	case apierrors.IsNotFound(err):
-		gc = &gwapiv1.GatewayClass{
-			ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName, Annotations: map[string]string{isolationKey: "off"}},
-			Spec:       gwapiv1.GatewayClassSpec{ControllerName: controllerName},
-		}
-		err = c.Create(ctx, gc)
-	case err == nil && gc.Annotations[isolationKey] != "off":
-		if gc.Annotations == nil {
-			gc.Annotations = map[string]string{}
-		}
-		gc.Annotations[isolationKey] = "off"
-		err = c.Update(ctx, gc)
+	old := &gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName}}
+	if err := c.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("deleting GatewayClass %s: %v", gatewayClassName, err)
 	}
-	if err != nil {
+	for {
+		err := c.Get(ctx, client.ObjectKey{Name: gatewayClassName}, &gwapiv1.GatewayClass{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("GatewayClass %s is still there a minute after its deletion: %v", gatewayClassName, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	gc := &gwapiv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName, Annotations: map[string]string{isolationKey: "off"}},
+		Spec:       gwapiv1.GatewayClassSpec{ControllerName: controllerName},
+	}
+	if err := c.Create(ctx, gc); err != nil {
 		t.Fatalf("GatewayClass %s: %v", gatewayClassName, err)
 	}
 	waitAccepted(t, c)
