@@ -113,12 +113,21 @@ func (s *nackSearch) observe(st xds.GatewayStatus) {
 		return
 	}
 	if versions, all := st.Running(); all && len(versions) == 1 && versions[0] == st.Version {
-		if len(s.verdicts) > 0 {
-			s.record(p.key, nil)
-		}
-		acked := p.gw
-		s.acked, s.pending = &acked, nil
+		s.accepted(p)
 	}
+}
+
+// accepted records that Envoy accepted a candidate. While a search runs, what Envoy
+// accepted last stays the one from before it: the suspects must stay the same for the
+// search to replay.
+func (s *nackSearch) accepted(p *probe) {
+	s.pending = nil
+	if len(s.verdicts) > 0 {
+		s.record(p.key, nil)
+		return
+	}
+	acked := p.gw
+	s.acked = &acked
 }
 
 func (s *nackSearch) record(key string, verdict error) {
