@@ -97,6 +97,12 @@ type Reconciler struct {
 	bindRetries map[string]time.Time
 	// nacks is each Gateway's NACK isolation (nack_isolation.go).
 	nacks map[string]*nackSearch
+	// clusterPolicy is whether the cluster serves ClusterNetworkPolicy, and when it was
+	// last asked (cluster_lockdown.go).
+	clusterPolicy struct {
+		served  bool
+		checked time.Time
+	}
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
