@@ -104,4 +104,3 @@ func checkClusterLockdown(p *unstructured.Unstructured, gatewayNS string, port u
 	}
 	return nil
 }
-

@@ -156,4 +156,3 @@ func dumpTenant(tenant *egress.Resources) string {
 	}
 	return string(out)
 }
-
