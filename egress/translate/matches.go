@@ -89,6 +89,9 @@ func checkPathMatch(t *gwapiv1.PathMatchType, value string) error {
 	switch {
 	case t != nil && *t == gwapiv1.PathMatchRegularExpression:
 		return checkRegex(value)
+	case (t == nil || *t != gwapiv1.PathMatchRegularExpression) && !strings.HasPrefix(value, "/"):
+		// The CRD requires it; Envoy's path_separated_prefix refuses a one-byte prefix.
+		return fmt.Errorf("the path %q does not start with \"/\"", value)
 	case (t == nil || *t == gwapiv1.PathMatchPathPrefix) && strings.ContainsAny(value, "?#"):
 		return fmt.Errorf("the path prefix %q contains \"?\" or \"#\"", value)
 	}
