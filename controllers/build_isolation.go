@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -36,7 +37,7 @@ func buildIsolating(gw ir.Gateway, opts envoyconfig.Options) (envoyconfig.Resour
 		return envoyconfig.Resources{}, gw, nil, err // not the routes' fault
 	}
 	excluded := setOf(routes)
-	readmit(routes, excluded, builds)
+	_ = readmit(routes, excluded, builds, nil) // builds never waits
 	why := map[string]error{}
 	for route := range excluded {
 		alone := setOf(routes)
@@ -53,10 +54,12 @@ func buildIsolating(gw ir.Gateway, opts envoyconfig.Options) (envoyconfig.Resour
 
 // readmit takes routes back out of excluded, half by half, as long as the build still
 // succeeds; what stays excluded makes it fail. It costs about two builds per culprit per
-// halving, not one per route.
-func readmit(routes []string, excluded map[string]bool, builds func(map[string]bool) error) {
+// halving, not one per route. An error of builds wrapping errVerdictPending stops the
+// search and is returned (NACK isolation asks Envoy, whose verdict comes later); why, when
+// set, gets the error of each route that failed when readmitted alone.
+func readmit(routes []string, excluded map[string]bool, builds func(map[string]bool) error, why map[string]error) error {
 	if len(routes) == 0 {
-		return
+		return nil
 	}
 	try := make(map[string]bool, len(excluded))
 	for r := range excluded {
@@ -65,18 +68,26 @@ func readmit(routes []string, excluded map[string]bool, builds func(map[string]b
 	for _, r := range routes {
 		delete(try, r)
 	}
-	if builds(try) == nil {
+	err := builds(try)
+	switch {
+	case errors.Is(err, errVerdictPending):
+		return err
+	case err == nil:
 		for _, r := range routes {
 			delete(excluded, r)
 		}
-		return
-	}
-	if len(routes) == 1 {
-		return
+		return nil
+	case len(routes) == 1:
+		if why != nil {
+			why[routes[0]] = err
+		}
+		return nil
 	}
 	half := len(routes) / 2
-	readmit(routes[:half], excluded, builds)
-	readmit(routes[half:], excluded, builds)
+	if err := readmit(routes[:half], excluded, builds, why); err != nil {
+		return err
+	}
+	return readmit(routes[half:], excluded, builds, why)
 }
 
 // httpRoutesIn lists, sorted, the HTTPRoutes ("namespace/name") of every route table.
@@ -132,6 +143,12 @@ func setOf(items []string) map[string]bool {
 // refuseLeftOutRoutes marks each route left out of a Gateway's configuration
 // Accepted=False on that Gateway, with the build's error.
 func refuseLeftOutRoutes(st translate.Statuses, gateway string, why map[string]error) {
+	refuseRoutes(st, gateway, why, "Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served")
+}
+
+// refuseRoutes marks each route of why Accepted=False on the Gateway, the message being
+// what happened followed by the route's error.
+func refuseRoutes(st translate.Statuses, gateway string, why map[string]error, what string) {
 	gwNS, gwName, _ := strings.Cut(gateway, "/")
 	for route, err := range why {
 		routeNS, _, _ := strings.Cut(route, "/")
@@ -145,8 +162,7 @@ func refuseLeftOutRoutes(st translate.Statuses, gateway string, why map[string]e
 			if ns != gwNS || string(ref.Name) != gwName {
 				continue
 			}
-			parents[i].Conditions = setAccepted(parents[i].Conditions, fmt.Sprintf(
-				"Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served: %v", err))
+			parents[i].Conditions = setAccepted(parents[i].Conditions, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
 }

@@ -37,17 +37,21 @@ var clusterDNSPeer = networkingv1.NetworkPolicyPeer{
 
 // syncLockdown keeps the lockdown NetworkPolicy in every labelled namespace (egress only
 // to the Envoy pods on their listener ports and to cluster DNS) and removes it from
-// namespaces that lost the label.
+// namespaces that lost the label; and the ClusterNetworkPolicy where the cluster serves
+// it (cluster_lockdown.go).
 func (r *Reconciler) syncLockdown(ctx context.Context, res *egress.Resources, gateways []ir.Gateway) error {
 	var errs []error
+	locked := false
 	for i := range res.Namespaces {
 		ns := &res.Namespaces[i]
 		if ns.Labels[LockdownLabel] == "true" {
+			locked = true
 			errs = append(errs, r.ensureLockdown(ctx, ns.Name, gateways))
 		} else {
 			errs = append(errs, r.removeLockdown(ctx, ns.Name))
 		}
 	}
+	errs = append(errs, r.syncClusterLockdown(ctx, locked, gateways))
 	return errors.Join(errs...)
 }
 

@@ -98,6 +98,14 @@ type Reconciler struct {
 	// bindRetries is when each Gateway's configuration was last resent after a bind
 	// failure (listener_retry.go).
 	bindRetries map[string]time.Time
+	// nacks is each Gateway's NACK isolation (nack_isolation.go).
+	nacks map[string]*nackSearch
+	// clusterPolicy is whether the cluster serves ClusterNetworkPolicy, and when it was
+	// last asked (cluster_lockdown.go).
+	clusterPolicy struct {
+		served  bool
+		checked time.Time
+	}
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -165,16 +173,23 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			continue
 		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
+		gw, probeKey, rejected := r.isolateNacks(gw)
+		refuseRoutes(result.Statuses, gw.Name, rejected,
+			"Envoy rejected the configuration of this route, so the route is left out (Envoy keeps what it ran for it before) and the rest of the Gateway is served")
 		out, built, leftOut, err := buildIsolating(gw, r.opts.Envoy)
 		refuseLeftOutRoutes(result.Statuses, gw.Name, leftOut)
 		gw = built
 		var version string
 		if err == nil {
+			if mutateForTest != nil {
+				out = mutateForTest(gw.Name, out)
+			}
 			version, _, err = r.opts.XDS.Publish(gw.Name, out)
 		}
 		if err == nil {
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw
+			r.published(gw.Name, probeKey, version, gw)
 		}
 		if err != nil {
 			problems[gw.Name] = fmt.Errorf("the Envoy configuration could not be built: %w", err)
@@ -231,6 +246,7 @@ func (r *Reconciler) removeGone(ctx context.Context, result translate.Result) {
 		delete(r.lastPublished, key)
 		delete(r.holding, key)
 		delete(r.bindRetries, key)
+		delete(r.nacks, key)
 		if !r.writes() {
 			continue
 		}

@@ -20,7 +20,8 @@ import (
 //  3. clusters no route uses are dropped.
 //
 // With no Envoy connected, or when Envoy rejected the latest configuration (waiting for
-// it would wait forever), the desired configuration is published at once.
+// it would wait forever) or NACK isolation is searching (nack_isolation.go), the desired
+// configuration is published at once.
 
 // stage returns the Gateway to publish now, and whether its routes are held back (then
 // the snapshot carries no new generation of the Gateway or its Backends).
@@ -33,7 +34,7 @@ func (r *Reconciler) stage(desired ir.Gateway) (ir.Gateway, bool) {
 	if len(st.Envoys) == 0 {
 		return desired, false
 	}
-	if nack, _ := st.Rejection(); nack != nil {
+	if nack, _ := st.Rejection(); nack != nil || r.searching(desired.Name) {
 		return desired, false
 	}
 	settled := r.envoysRunLatest(desired.Name)

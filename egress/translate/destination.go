@@ -114,7 +114,11 @@ func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.End
 	refused := refusedEndpoints{}
 	for _, slice := range t.slices[nameOf(svc)] {
 		target, ok := slicePort(slice, svcPort.Name)
-		if !ok || !ipSlice(slice) {
+		if !ok {
+			continue
+		}
+		if !ipSlice(slice) {
+			refuseSlice(refused, slice)
 			continue
 		}
 		for _, ep := range slice.Endpoints {
@@ -135,6 +139,18 @@ func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.End
 	}
 	sortEndpoints(out)
 	return out, nil
+}
+
+// refuseSlice refuses every address of a slice that is not of IP addresses. Envoy would
+// take an FQDN slice's names ("localhost", "metadata.google.internal") as STATIC
+// addresses and fail the whole build, and no Kubernetes controller writes such slices
+// any more: only a hand-written one has them, so it is refused where it is seen.
+func refuseSlice(refused refusedEndpoints, s *discoveryv1.EndpointSlice) {
+	for _, ep := range s.Endpoints {
+		for _, a := range ep.Addresses {
+			refused[a] = fmt.Sprintf("EndpointSlice %s has addressType %s; only IPv4 and IPv6 slices are served", s.Name, s.AddressType)
+		}
+	}
 }
 
 func ipSlice(s *discoveryv1.EndpointSlice) bool {

@@ -48,6 +48,9 @@ func checkMatches(matches []gwapiv1.HTTPRouteMatch) error {
 }
 
 func checkMatch(m gwapiv1.HTTPRouteMatch) error {
+	if p := m.Path; p != nil && p.Type != nil && !knownPathType(*p.Type) {
+		return fmt.Errorf("path.type: %q is not Exact, PathPrefix or RegularExpression", *p.Type)
+	}
 	if p := m.Path; p != nil && p.Value != nil {
 		if err := checkPathMatch(p.Type, *p.Value); err != nil {
 			return fmt.Errorf("path.value: %v", err)
@@ -76,10 +79,19 @@ func checkMatch(m gwapiv1.HTTPRouteMatch) error {
 // QueryParameterMatcher holds.
 const maxQueryParamNameBytes = 1024
 
+// knownPathType: the CRD's enum admits no other, but a route that got past it (an old or
+// edited CRD) must not fail the whole Gateway's build.
+func knownPathType(t gwapiv1.PathMatchType) bool {
+	return t == gwapiv1.PathMatchExact || t == gwapiv1.PathMatchPathPrefix || t == gwapiv1.PathMatchRegularExpression
+}
+
 func checkPathMatch(t *gwapiv1.PathMatchType, value string) error {
 	switch {
 	case t != nil && *t == gwapiv1.PathMatchRegularExpression:
 		return checkRegex(value)
+	case (t == nil || *t != gwapiv1.PathMatchRegularExpression) && !strings.HasPrefix(value, "/"):
+		// The CRD requires it; Envoy's path_separated_prefix refuses a one-byte prefix.
+		return fmt.Errorf("the path %q does not start with \"/\"", value)
 	case (t == nil || *t == gwapiv1.PathMatchPathPrefix) && strings.ContainsAny(value, "?#"):
 		return fmt.Errorf("the path prefix %q contains \"?\" or \"#\"", value)
 	}

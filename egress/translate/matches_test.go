@@ -28,6 +28,8 @@ func TestCheckMatches(t *testing.T) {
 		{"a header name with a space", []gwapiv1.HTTPRouteMatch{{Headers: []gwapiv1.HTTPHeaderMatch{{Name: "x ok", Value: "v"}}}}, `matches[0].headers[0].name: "x ok"`},
 		{"a header regex too large", []gwapiv1.HTTPRouteMatch{{Headers: []gwapiv1.HTTPHeaderMatch{{Name: "a", Value: "b"}, {Type: &headerRegex, Name: "x", Value: ".{1,500}"}}}}, "matches[0].headers[1].value: the regular expression is too large"},
 		{"a query regex Envoy's RE2 refuses", []gwapiv1.HTTPRouteMatch{{QueryParams: []gwapiv1.HTTPQueryParamMatch{{Type: &queryRegex, Name: "q", Value: `\x{100}`}}}}, "matches[0].queryParams[0].value: invalid regular expression for Envoy's RE2"},
+		{"a prefix without a leading slash", []gwapiv1.HTTPRouteMatch{{Path: path(&prefix, "\t")}}, `matches[0].path.value: the path "\t" does not start with "/"`},
+		{"a path type the CRD's enum would refuse", []gwapiv1.HTTPRouteMatch{{Path: path(ptrTo(gwapiv1.PathMatchType("Glob")), "/a")}}, `matches[0].path.type: "Glob" is not Exact`},
 		{"an empty query name", []gwapiv1.HTTPRouteMatch{{QueryParams: []gwapiv1.HTTPQueryParamMatch{{Name: "", Value: "v"}}}}, "matches[0].queryParams[0].name"},
 		{"an exact header value is not a regex", []gwapiv1.HTTPRouteMatch{{Headers: []gwapiv1.HTTPHeaderMatch{{Name: "x", Value: "(unclosed"}}}}, ""},
 	}

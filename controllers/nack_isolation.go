@@ -1,0 +1,325 @@
+package controllers
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/egress/xds"
+)
+
+// Envoy may still reject (NACK) a configuration that translation and build let through.
+// It then keeps running the version it last accepted, and every later change of every
+// tenant of the Gateway would wait behind the one object. So when Envoy rejects a
+// Gateway's configuration, the HTTPRoutes responsible are searched for as build
+// isolation searches (build_isolation.go, readmit), except that the question "does this
+// set of routes work?" is asked of Envoy: a candidate is published, and Envoy's ACK or
+// NACK of it, seen on a later reconcile (the xDS server wakes the reconciler), is the
+// answer. Answers are remembered per candidate, so each reconcile replays the search
+// from the start and goes one question further.
+//
+// Probing never takes a working route away from anyone. A candidate leaves out only the
+// changes made since the configuration every Envoy last accepted: a suspect HTTPRoute
+// gets back the routes Envoy runs for it (none if it is new). Route deletions and
+// secrets are never held back, and while Envoy rejects a candidate it keeps serving what
+// it accepted last. The routes found are left out (with their old routes kept) and
+// marked Accepted=False with Envoy's message, and stay out while they do not change;
+// everyone else's changes are published at once.
+
+// errVerdictPending stops a search whose next question Envoy has not answered yet.
+var errVerdictPending = errors.New("waiting for Envoy's verdict")
+
+// mutateForTest, set only by tests, changes the resources of a Gateway before they are
+// published: tests inject a field Envoy rejects into one route, which no translation
+// would produce. Nil in production, where nothing sets it.
+var mutateForTest func(gateway string, res envoyconfig.Resources) envoyconfig.Resources
+
+// nackSearch is one Gateway's NACK isolation state. Only the reconcile goroutine uses it.
+type nackSearch struct {
+	// acked is the configuration every Envoy ran last; nil before any.
+	acked *ir.Gateway
+	// base is the configuration the verdicts are about: the Gateway as staged.
+	base ir.Gateway
+	// verdicts are Envoy's answers per candidate (its excluded routes, keyOf): nil for
+	// accepted, Envoy's message otherwise. Kept only once Envoy rejected something.
+	verdicts map[string]error
+	// pending is the candidate published last, until Envoy answers.
+	pending *probe
+	// culprits are the HTTPRoutes left out, each with its routes when it was found
+	// guilty: it stays out while they are the same.
+	culprits map[string]culprit
+}
+
+type probe struct {
+	key, version string
+	gw           ir.Gateway
+}
+
+type culprit struct {
+	routes []ir.Route
+	err    error
+}
+
+// isolateNacks returns the configuration to publish for a staged Gateway, the key of
+// the candidate (for published), and the HTTPRoutes left out with Envoy's message.
+func (r *Reconciler) isolateNacks(gw ir.Gateway) (ir.Gateway, string, map[string]error) {
+	s := r.nacks[gw.Name]
+	if s == nil {
+		s = &nackSearch{culprits: map[string]culprit{}}
+		r.nacks[gw.Name] = s
+	}
+	s.observe(r.opts.XDS.Status(gw.Name))
+	if len(s.verdicts) > 0 && !reflect.DeepEqual(gw, s.base) {
+		s.verdicts = nil // another configuration: the answers were about the old one
+	}
+	s.base = gw
+	excluded := s.next(gw)
+	return s.candidate(excluded), keyOf(excluded), s.why(excluded)
+}
+
+// published records the candidate just published, to read Envoy's verdict on it later.
+func (r *Reconciler) published(gateway, key, version string, gw ir.Gateway) {
+	if s := r.nacks[gateway]; s != nil {
+		s.pending = &probe{key: key, version: version, gw: gw}
+	}
+}
+
+// searching tells whether a NACK search of the Gateway is under way: staging must not
+// hold its candidates back waiting for Envoys that rejected the last one.
+func (r *Reconciler) searching(gateway string) bool {
+	s := r.nacks[gateway]
+	return s != nil && len(s.verdicts) > 0
+}
+
+// observe records Envoy's verdict on the pending candidate, once every Envoy has
+// answered. A bind failure is no object's fault (listener_retry.go).
+func (s *nackSearch) observe(st xds.GatewayStatus) {
+	p := s.pending
+	if p == nil {
+		return
+	}
+	if st.Version != p.version {
+		s.pending = nil // something else was published since (a resend)
+		return
+	}
+	if nack, _ := st.Rejection(); nack != nil {
+		if !bindFailure(nack.Message) {
+			s.record(p.key, errors.New(nack.Message))
+		}
+		s.pending = nil
+		return
+	}
+	if versions, all := st.Running(); all && len(versions) == 1 && versions[0] == st.Version {
+		s.accepted(p)
+	}
+}
+
+// accepted records that Envoy accepted a candidate. While a search runs, what Envoy
+// accepted last stays the one from before it: the suspects must stay the same for the
+// search to replay.
+func (s *nackSearch) accepted(p *probe) {
+	s.pending = nil
+	if len(s.verdicts) > 0 {
+		s.record(p.key, nil)
+		return
+	}
+	acked := p.gw
+	s.acked = &acked
+}
+
+func (s *nackSearch) record(key string, verdict error) {
+	if s.verdicts == nil {
+		s.verdicts = map[string]error{}
+	}
+	s.verdicts[key] = verdict
+}
+
+// next is the set of HTTPRoutes to leave out of the candidate published now: the known
+// culprits, plus whatever the search needs to ask Envoy about next; when the search is
+// over, its culprits.
+func (s *nackSearch) next(gw ir.Gateway) map[string]bool {
+	routes := routesByHTTPRoute(gw)
+	known := map[string]bool{}
+	for name, c := range s.culprits {
+		if reflect.DeepEqual(routes[name], c.routes) {
+			known[name] = true
+		} else {
+			delete(s.culprits, name) // changed: innocent until Envoy says otherwise
+		}
+	}
+	first, answered := s.verdicts[keyOf(known)]
+	if !answered || first == nil {
+		return known
+	}
+	suspects := s.suspects(routes, known)
+	all := union(known, setOf(suspects))
+	if len(suspects) == 0 {
+		return known // not the routes' fault: the rejection stays on the Gateway
+	}
+	if verdict, answered := s.verdicts[keyOf(all)]; !answered {
+		return all
+	} else if verdict != nil {
+		return known
+	}
+	var asked map[string]bool
+	ask := func(excluded map[string]bool) error {
+		verdict, answered := s.verdicts[keyOf(excluded)]
+		if !answered {
+			asked = excluded
+			return errVerdictPending
+		}
+		return verdict
+	}
+	why := map[string]error{}
+	excluded := union(all, nil)
+	if err := readmit(suspects, excluded, ask, why); err != nil {
+		return asked
+	}
+	for name := range excluded {
+		if _, ok := s.culprits[name]; !ok {
+			if why[name] == nil {
+				why[name] = first // fails only together with another route
+			}
+			s.culprits[name] = culprit{routes: routes[name], err: why[name]}
+		}
+	}
+	return excluded
+}
+
+// suspects are the HTTPRoutes, sorted, whose routes differ from those every Envoy ran
+// last (all of them before Envoy accepted anything), known culprits aside.
+func (s *nackSearch) suspects(routes map[string][]ir.Route, known map[string]bool) []string {
+	var before map[string][]ir.Route
+	if s.acked != nil {
+		before = routesByHTTPRoute(*s.acked)
+	}
+	var out []string
+	for name, rs := range routes {
+		if !known[name] && !reflect.DeepEqual(rs, before[name]) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// why is the reason of each culprit in excluded (probed suspects have none yet).
+func (s *nackSearch) why(excluded map[string]bool) map[string]error {
+	out := map[string]error{}
+	for name := range excluded {
+		if c, ok := s.culprits[name]; ok {
+			out[name] = c.err
+		}
+	}
+	return out
+}
+
+// candidate is base with the routes of the excluded HTTPRoutes replaced by those Envoy
+// ran last, with the clusters those need.
+func (s *nackSearch) candidate(excluded map[string]bool) ir.Gateway {
+	if len(excluded) == 0 {
+		return s.base
+	}
+	var before ir.Gateway
+	if s.acked != nil {
+		before = *s.acked
+	}
+	out := withoutRoutes(s.base, excluded)
+	for i := range out.Listeners {
+		l := &out.Listeners[i]
+		prev := findListener(before, l.Name)
+		l.VirtualHosts = revertHosts(l.VirtualHosts, prev.VirtualHosts, excluded)
+		for j := range l.Tenants {
+			l.Tenants[j].VirtualHosts = revertHosts(l.Tenants[j].VirtualHosts, findTenant(prev, l.Tenants[j].Namespace).VirtualHosts, excluded)
+		}
+	}
+	return withClusters(out.Listeners, out, before, routedClusters(out))
+}
+
+// revertHosts puts the routes of the excluded HTTPRoutes that before had back into the
+// virtual hosts of the same name, each after the route it followed then.
+func revertHosts(now, before []ir.VirtualHost, excluded map[string]bool) []ir.VirtualHost {
+	for i := range now {
+		if j := slices.IndexFunc(before, func(vh ir.VirtualHost) bool { return vh.Name == now[i].Name }); j >= 0 {
+			now[i].Routes = revertRoutes(now[i].Routes, before[j].Routes, excluded)
+		}
+	}
+	return now
+}
+
+// revertRoutes merges into kept (no excluded route) the excluded routes of before, each
+// after the route it followed in before (at the end when that one is gone).
+func revertRoutes(kept, before []ir.Route, excluded map[string]bool) []ir.Route {
+	after := map[string][]ir.Route{} // by the name of the route before them; "" the first
+	anchor := ""
+	for _, rt := range before {
+		if excluded[ir.HTTPRouteOf(rt.Name)] {
+			after[anchor] = append(after[anchor], rt)
+		} else {
+			anchor = rt.Name
+		}
+	}
+	out := slices.Clone(after[""])
+	delete(after, "")
+	for _, rt := range kept {
+		out = append(out, rt)
+		out = append(out, after[rt.Name]...)
+		delete(after, rt.Name)
+	}
+	for _, name := range sortedKeys(after) {
+		out = append(out, after[name]...)
+	}
+	return out
+}
+
+func findListener(gw ir.Gateway, name string) ir.Listener {
+	if i := slices.IndexFunc(gw.Listeners, func(l ir.Listener) bool { return l.Name == name }); i >= 0 {
+		return gw.Listeners[i]
+	}
+	return ir.Listener{}
+}
+
+func findTenant(l ir.Listener, namespace string) ir.Tenant {
+	if i := slices.IndexFunc(l.Tenants, func(t ir.Tenant) bool { return t.Namespace == namespace }); i >= 0 {
+		return l.Tenants[i]
+	}
+	return ir.Tenant{}
+}
+
+// routesByHTTPRoute lists each HTTPRoute's routes in every table, in table order.
+func routesByHTTPRoute(gw ir.Gateway) map[string][]ir.Route {
+	out := map[string][]ir.Route{}
+	forEachRoute(gw, func(rt ir.Route) {
+		name := ir.HTTPRouteOf(rt.Name)
+		out[name] = append(out[name], rt)
+	})
+	return out
+}
+
+// keyOf names a set of HTTPRoutes.
+func keyOf(set map[string]bool) string {
+	return strings.Join(sortedKeys(set), "\n")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func union(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}

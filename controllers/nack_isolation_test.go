@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// fakeEnvoy stands for Envoy's verdict on a candidate (pure code: the search is tested
+// against the real Envoy in hostile_tenant_test.go): it rejects any configuration with a
+// regex route.
+func fakeEnvoy(gw ir.Gateway) error {
+	var bad []string
+	forEachRoute(gw, func(r ir.Route) {
+		if r.Match.PathType == ir.PathRegex {
+			bad = append(bad, r.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return fmt.Errorf("invalid regex in %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// runSearch publishes candidates and answers them as fakeEnvoy would until the search
+// publishes an accepted candidate twice in a row; it returns every candidate published
+// (the repeat once) and the last one's culprits.
+func runSearch(t *testing.T, s *nackSearch, gw ir.Gateway) ([]ir.Gateway, map[string]error) {
+	t.Helper()
+	var published []ir.Gateway
+	lastKey, lastAccepted := "\x00", false
+	for range 50 {
+		if len(s.verdicts) > 0 && !equalGateways(gw, s.base) {
+			s.verdicts = nil
+		}
+		s.base = gw
+		excluded := s.next(gw)
+		cand, key := s.candidate(excluded), keyOf(excluded)
+		if key == lastKey && lastAccepted {
+			return published, s.why(excluded)
+		}
+		published = append(published, cand)
+		p := &probe{key: key, gw: cand}
+		if verdict := fakeEnvoy(cand); verdict != nil {
+			s.record(key, verdict)
+		} else {
+			s.accepted(p)
+		}
+		lastKey, lastAccepted = key, fakeEnvoy(cand) == nil
+	}
+	t.Fatal("the search did not settle in 50 candidates")
+	return nil, nil
+}
+
+func equalGateways(a, b ir.Gateway) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+func TestNackSearchLeavesOutOnlyTheRejectedRoutes(t *testing.T) {
+	tests := []struct {
+		name string
+		n    int
+		bad  []int
+	}{
+		{"nothing is rejected", 6, nil},
+		{"one rejected route among many", 33, []int{20}},
+		{"two rejected routes in different halves", 33, []int{2, 30}},
+		{"every route is rejected", 3, []int{0, 1, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			good := isolationGateway(tc.n)
+			s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
+			// Every route changes (a new host name); the bad ones get a regex Envoy rejects.
+			desired := isolationGateway(tc.n)
+			for i := range desired.Listeners[0].Tenants {
+				vh := &desired.Listeners[0].Tenants[i].VirtualHosts[0]
+				vh.Routes = slices.Clone(vh.Routes)
+				vh.Routes[0].Match.Path = "/v2"
+				if slices.Contains(tc.bad, i) {
+					vh.Routes[0].Match.PathType = ir.PathRegex
+				}
+			}
+			published, why := runSearch(t, s, desired)
+			if len(why) != len(tc.bad) {
+				t.Fatalf("left out %v, want exactly the routes of %v", why, tc.bad)
+			}
+			for _, b := range tc.bad {
+				if e := why[fmt.Sprintf("team-%d/api", b)]; e == nil || !strings.Contains(e.Error(), "invalid regex") {
+					t.Errorf("team-%d/api: reason %v, want Envoy's message", b, e)
+				}
+			}
+			last := published[len(published)-1]
+			if fakeEnvoy(last) != nil {
+				t.Fatalf("the last candidate is rejected: %v", fakeEnvoy(last))
+			}
+			// No candidate ever took a route away: a route left out keeps what Envoy ran.
+			for i, cand := range published {
+				if got := len(httpRoutesIn(cand)); got != tc.n {
+					t.Errorf("candidate %d serves %d HTTPRoutes, want all %d", i, got, tc.n)
+				}
+			}
+			t.Logf("%d candidates published", len(published))
+			if max := 2 + 2*len(tc.bad)*6; len(published) > max {
+				t.Errorf("%d candidates published, want at most %d", len(published), max)
+			}
+		})
+	}
+}
+
+// A culprit stays out while it is unchanged: another tenant's next change is published
+// in one step, without asking Envoy about the culprit again.
+func TestNackCulpritStaysOutWithoutAnotherSearch(t *testing.T) {
+	good := isolationGateway(4)
+	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
+	desired := isolationGateway(4)
+	desired.Listeners[0].Tenants[1].VirtualHosts[0].Routes = []ir.Route{{Name: "team-1/api/rule/0/match/0",
+		Match: ir.RouteMatch{PathType: ir.PathRegex, Path: "/x"}, Backends: good.Listeners[0].Tenants[1].VirtualHosts[0].Routes[0].Backends}}
+	runSearch(t, s, desired)
+
+	// team-3 deletes its route.
+	next := withoutRoutes(desired, map[string]bool{"team-3/api": true})
+	published, why := runSearch(t, s, next)
+	if len(published) != 1 || why["team-1/api"] == nil {
+		t.Fatalf("published %d candidates, culprits %v; want one candidate leaving out team-1/api", len(published), why)
+	}
+	if slices.Contains(httpRoutesIn(published[0]), "team-3/api") {
+		t.Error("team-3's deleted route is still published")
+	}
+}
+
+// A rejection no route causes (every suspect left out is still rejected) leaves no route
+// out: the Gateway shows the rejection.
+func TestNackSearchBlamesNoRouteForOthersFaults(t *testing.T) {
+	s := &nackSearch{culprits: map[string]culprit{}}
+	gw := isolationGateway(3)
+	s.base = gw
+	s.record(keyOf(nil), errors.New("cluster rejected"))
+	all := s.next(gw)
+	if len(all) != 3 {
+		t.Fatalf("asked about %v, want every route left out", all)
+	}
+	s.record(keyOf(all), errors.New("cluster rejected"))
+	if got := s.next(gw); len(got) != 0 || len(s.culprits) != 0 {
+		t.Fatalf("left out %v (culprits %v), want nothing", got, s.culprits)
+	}
+}
