@@ -42,6 +42,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		holding:  map[string]time.Time{},
 
 		bindRetries: map[string]time.Time{},
+		kicked:      map[string]time.Time{},
 		nacks:       map[string]*nackSearch{},
 
 		lastPublished: map[string]ir.Gateway{},

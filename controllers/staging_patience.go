@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/xds"
 )
 
 // StagingPatience is how long make-before-break staging (staging.go) waits for every
@@ -47,12 +49,25 @@ func (r *Reconciler) requeueWhileHolding() time.Duration {
 	return StagingPatience
 }
 
-// warnLateEnvoys tells, once per wait, on the Gateway which Envoys did not acknowledge.
+// warnLateEnvoys tells, once per wait, on the Gateway which Envoys did not
+// acknowledge, and closes their xDS streams (at most once per KickInterval each): a
+// stream that stopped carrying updates is mended by Envoy's reconnection, which asks
+// for the whole configuration again (xds.Server.Kick).
 func (r *Reconciler) warnLateEnvoys(gateway string, obj *gwapiv1.Gateway) {
-	if r.recorder == nil || obj == nil {
+	st := r.opts.XDS.Status(gateway)
+	late := lateEnvoys(st)
+	r.kickLate(gateway, late)
+	if r.recorder == nil || obj == nil || !r.writes() {
 		return
 	}
-	st := r.opts.XDS.Status(gateway)
+	r.recorder.Event(obj, corev1.EventTypeWarning, "EnvoyNotAcknowledging", fmt.Sprintf(
+		"Envoy %s did not acknowledge configuration %s within %s; the Gateway's other Envoys get route changes without waiting for it",
+		strings.Join(late, ", "), st.Version, StagingPatience))
+}
+
+// lateEnvoys are the connected Envoys that have not acknowledged every type's
+// published version.
+func lateEnvoys(st xds.GatewayStatus) []string {
 	var late []string
 	for _, e := range st.Envoys {
 		for typeURL, ts := range e.Types {
@@ -62,7 +77,26 @@ func (r *Reconciler) warnLateEnvoys(gateway string, obj *gwapiv1.Gateway) {
 			}
 		}
 	}
-	r.recorder.Event(obj, corev1.EventTypeWarning, "EnvoyNotAcknowledging", fmt.Sprintf(
-		"Envoy %s did not acknowledge configuration %s within %s; the Gateway's other Envoys get route changes without waiting for it",
-		strings.Join(late, ", "), st.Version, StagingPatience))
+	return late
+}
+
+// KickInterval is the least time between two closings of one Envoy's xDS stream: a
+// slow Envoy is given time to catch up after reconnecting.
+const KickInterval = time.Minute
+
+func (r *Reconciler) kickLate(gateway string, late []string) {
+	now := r.opts.Clock()
+	for _, node := range late {
+		if last, ok := r.kicked[node]; ok && now.Sub(last) < KickInterval {
+			continue
+		}
+		if r.opts.XDS.Kick(gateway, node) > 0 {
+			r.kicked[node] = now
+		}
+	}
+	for node, at := range r.kicked {
+		if now.Sub(at) >= KickInterval {
+			delete(r.kicked, node)
+		}
+	}
 }

@@ -10,7 +10,9 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,7 +58,7 @@ spec:
 `, up.Port()))
 	waitAnswer(t, w.port, hostAddr, "doomed.stuck.test", 200, "hello from stuck")
 
-	connectStuckEnvoy(t, w.xdsPort, "stuck-gw/egress")
+	kicked := connectStuckEnvoy(t, w.xdsPort, "stuck-gw/egress")
 	var doomed client.Object
 	for _, o := range objs {
 		if o.GetName() == "doomed" {
@@ -84,11 +86,20 @@ spec:
 		}
 		return fmt.Errorf("none among %d events", len(events.Items))
 	})
+	// Its stream is closed so that a reconnection mends it (xds.Server.Kick).
+	select {
+	case err := <-kicked:
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("the stuck Envoy's stream ended with %v, want Unavailable from the server", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck Envoy's stream was not closed")
+	}
 }
 
 // connectStuckEnvoy opens an ADS stream as an Envoy of the Gateway that asks for every
-// type and then never acknowledges a response.
-func connectStuckEnvoy(t *testing.T, xdsPort uint32, gateway string) {
+// type and then never acknowledges a response; the channel gets the stream's end.
+func connectStuckEnvoy(t *testing.T, xdsPort uint32, gateway string) <-chan error {
 	t.Helper()
 	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", xdsPort), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -106,11 +117,14 @@ func connectStuckEnvoy(t *testing.T, xdsPort uint32, gateway string) {
 			t.Fatal(err)
 		}
 	}
+	ended := make(chan error, 1)
 	go func() { // read and drop: a stuck Envoy's socket still drains
 		for {
 			if _, err := stream.Recv(); err != nil {
+				ended <- err
 				return
 			}
 		}
 	}()
+	return ended
 }

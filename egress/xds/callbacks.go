@@ -32,6 +32,8 @@ type streamState struct {
 	nodeID      string
 	connectedAt time.Time
 	types       map[string]*typeState
+	// kick ends the stream (kick.go); nil outside the gRPC server (tests of callbacks).
+	kick context.CancelFunc
 }
 
 type typeState struct {
@@ -81,10 +83,12 @@ type callbacks struct{ s *Server }
 
 var _ sotw.Callbacks = callbacks{}
 
-func (c callbacks) OnStreamOpen(_ context.Context, id int64, _ string) error {
+func (c callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	c.s.streams[id] = &streamState{id: id, types: map[string]*typeState{}}
+	st := &streamState{id: id, types: map[string]*typeState{}}
+	st.kick, _ = ctx.Value(kickKey{}).(context.CancelFunc)
+	c.s.streams[id] = st
 	return nil
 }
 

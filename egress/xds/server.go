@@ -136,6 +136,7 @@ func defaultServerOptions() []grpc.ServerOption {
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: serverPingInterval, Timeout: serverPingTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: clientMinPingTime, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(maxRecvMessageSize),
+		grpc.ChainStreamInterceptor(kickable),
 	}
 }
 
