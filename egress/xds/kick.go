@@ -38,7 +38,9 @@ func kickable(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler g
 	var once sync.Once
 	kick := context.CancelFunc(func() { once.Do(func() { close(kicked) }) })
 	done := make(chan error, 1)
-	go func() { done <- handler(srv, kickableStream{ServerStream: ss, ctx: context.WithValue(ctx, kickKey{}, kick)}) }()
+	go func() {
+		done <- handler(srv, kickableStream{ServerStream: ss, ctx: context.WithValue(ctx, kickKey{}, kick)})
+	}()
 	select {
 	case err := <-done:
 		return err

@@ -189,4 +189,3 @@ func envOr(key, def string) string {
 	}
 	return def
 }
-
