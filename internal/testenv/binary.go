@@ -96,3 +96,18 @@ func executable(path string) (string, error) {
 	}
 	return path, nil
 }
+
+// CurlBinary returns curl from PATH, for tests that prove a claim with the client users
+// run; missing, it fails the test under CI=true and skips it elsewhere.
+func CurlBinary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("curl")
+	if err != nil {
+		msg := fmt.Sprintf("curl is missing (%v); install curl and put it on PATH", err)
+		if InCI() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return path
+}
