@@ -133,17 +133,25 @@ func (b *builder) hasSecret(name string, kind ir.SecretKind) bool {
 func (b *builder) targetsOf(l *ir.Listener) []clusterProtocol {
 	var out []clusterProtocol
 	for _, vh := range l.VirtualHosts {
+		for _, tn := range vh.Tunnels {
+			out = append(out, b.clusterTarget(tn.Cluster))
+		}
 		for _, r := range vh.Routes {
 			for _, wc := range r.Backends {
-				t := clusterProtocol{name: wc.Cluster}
-				if c, ok := b.clusters[wc.Cluster]; ok {
-					t.exists, t.protocol = true, c.Protocol
-				}
-				out = append(out, t)
+				out = append(out, b.clusterTarget(wc.Cluster))
 			}
 		}
 	}
 	return out
+}
+
+// clusterTarget is a named cluster, whether it exists and its protocol.
+func (b *builder) clusterTarget(name string) clusterProtocol {
+	t := clusterProtocol{name: name}
+	if c, ok := b.clusters[name]; ok {
+		t.exists, t.protocol = true, c.Protocol
+	}
+	return t
 }
 
 // targetsResolve tells whether every cluster a route configuration named exists, or

@@ -31,6 +31,9 @@ func (b *builder) cluster(c *ir.Cluster) (*clusterv3.Cluster, error) {
 	if err := b.setDiscovery(out, c); err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", c.Name, err)
 	}
+	if c.Protocol == ir.ProtocolTCP {
+		return tcpCluster(out, c)
+	}
 	opts, err := b.protocolOptions(c)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", c.Name, err)
@@ -44,6 +47,15 @@ func (b *builder) cluster(c *ir.Cluster) (*clusterv3.Cluster, error) {
 		if out.TransportSocket, err = b.upstreamTLS(c); err != nil {
 			return nil, fmt.Errorf("cluster %q: %w", c.Name, err)
 		}
+	}
+	return out, nil
+}
+
+// tcpCluster is a CONNECT tunnel's cluster: bytes only, no HTTP options, and never
+// TLS (the client's TLS goes end to end).
+func tcpCluster(out *clusterv3.Cluster, c *ir.Cluster) (*clusterv3.Cluster, error) {
+	if c.TLS != nil || c.Credential != nil || c.RequestHeaders != nil {
+		return nil, fmt.Errorf("cluster %q: a TCP cluster carries no TLS, credential or header changes", c.Name)
 	}
 	return out, nil
 }

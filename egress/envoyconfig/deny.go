@@ -50,13 +50,19 @@ func withCatchAll(vhosts []*routev3.VirtualHost, isolated bool) ([]*routev3.Virt
 }
 
 // denyTable is an inline route configuration that answers every request with 403 and
-// the decision, identifying its callers for the audit log.
-func denyTable(name, decision string, callers []ir.Caller) (*routev3.RouteConfiguration, error) {
+// the decision, identifying its callers for the audit log; on a forward proxy, every
+// CONNECT too.
+func denyTable(name, decision string, callers []ir.Caller, proxy bool) (*routev3.RouteConfiguration, error) {
 	r, err := denyRoute(deniedStatus, decision)
 	if err != nil {
 		return nil, err
 	}
 	rc := &routev3.RouteConfiguration{Name: name, VirtualHosts: []*routev3.VirtualHost{{Name: "deny", Domains: []string{catchAllHost}, Routes: []*routev3.Route{r}}}}
+	if proxy {
+		if err := withConnectDenial(rc.VirtualHosts, decision); err != nil {
+			return nil, err
+		}
+	}
 	if rc.TypedPerFilterConfig, err = identityConfig(callers); err != nil {
 		return nil, err
 	}

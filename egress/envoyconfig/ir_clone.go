@@ -48,7 +48,7 @@ func cloneSecret(s *ir.Secret) *ir.Secret {
 func cloneListenerHead(l *ir.Listener) *ir.Listener {
 	return &ir.Listener{
 		Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS),
-		Isolated: l.Isolated, AccessLog: l.AccessLog, Callers: slices.Clone(l.Callers),
+		Isolated: l.Isolated, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy, Callers: slices.Clone(l.Callers),
 		Tenants: cloneEach(l.Tenants, cloneTenant),
 	}
 }
@@ -68,7 +68,7 @@ func cloneListenerTLS(t *ir.ListenerTLS) ir.ListenerTLS {
 }
 
 func cloneVirtualHost(vh *ir.VirtualHost) ir.VirtualHost {
-	return ir.VirtualHost{Name: vh.Name, Domains: slices.Clone(vh.Domains), Routes: cloneEach(vh.Routes, cloneRoute)}
+	return ir.VirtualHost{Name: vh.Name, Domains: slices.Clone(vh.Domains), Routes: cloneEach(vh.Routes, cloneRoute), Tunnels: slices.Clone(vh.Tunnels)}
 }
 
 func cloneRoute(r *ir.Route) ir.Route {

@@ -50,7 +50,8 @@ func equalSecret(a, b *ir.Secret) bool {
 // a proof that nothing else of them reaches the listener.
 func equalListenerHead(a, b *ir.Listener) bool {
 	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS) &&
-		a.Isolated == b.Isolated && a.AccessLog == b.AccessLog && slices.Equal(a.Callers, b.Callers) &&
+		a.Isolated == b.Isolated && a.AccessLog == b.AccessLog && a.ForwardProxy == b.ForwardProxy &&
+		slices.Equal(a.Callers, b.Callers) &&
 		slices.EqualFunc(a.Tenants, b.Tenants, equalTenant)
 }
 
@@ -67,7 +68,8 @@ func equalListenerTLS(a, b *ir.ListenerTLS) bool {
 }
 
 func equalVirtualHost(a, b ir.VirtualHost) bool {
-	return a.Name == b.Name && slices.Equal(a.Domains, b.Domains) && slices.EqualFunc(a.Routes, b.Routes, equalRoute)
+	return a.Name == b.Name && slices.Equal(a.Domains, b.Domains) && slices.EqualFunc(a.Routes, b.Routes, equalRoute) &&
+		slices.Equal(a.Tunnels, b.Tunnels)
 }
 
 func equalRoute(a, b ir.Route) bool {

@@ -78,6 +78,9 @@ func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any,
 		StripMatchingHostPort: true,
 		LocalReplyConfig:      invalidShareReply(),
 	}
+	if l.ForwardProxy {
+		allowConnect(hcm)
+	}
 	var err error
 	if hcm.HttpFilters, err = httpFilters(); err != nil {
 		return nil, err
@@ -115,7 +118,7 @@ func httpFilters() ([]*hcmv3.HttpFilter, error) {
 // always inline: it only changes with the callers it identifies.
 func (b *builder) setRouteSource(hcm *hcmv3.HttpConnectionManager, l *ir.Listener, plan chainPlan) error {
 	if plan.deny != "" {
-		rc, err := denyTable(l.Name+"/"+plan.name, plan.deny, denyCallers(l, plan))
+		rc, err := denyTable(l.Name+"/"+plan.name, plan.deny, denyCallers(l, plan), l.ForwardProxy)
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,11 @@ func (b *builder) routeConfiguration(l *ir.Listener) (*routev3.RouteConfiguratio
 	if vhosts, err = withCatchAll(vhosts, l.Isolated); err != nil {
 		return nil, err
 	}
+	if l.ForwardProxy {
+		if err := withConnectDenial(vhosts, DecisionNoTunnel); err != nil {
+			return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
+		}
+	}
 	identity, err := identityConfig(l.Callers)
 	if err != nil {
 		return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
@@ -74,7 +79,11 @@ func (b listenerRoutes) virtualHost(vh *ir.VirtualHost) (*routev3.VirtualHost, e
 	if err != nil {
 		return nil, fmt.Errorf("virtual host %q: %w", vh.Name, err)
 	}
-	return &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, Routes: routes}, nil
+	tunnels, err := b.tunnelRoutes(vh)
+	if err != nil {
+		return nil, err
+	}
+	return &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, Routes: append(tunnels, routes...)}, nil
 }
 
 // route is one rule match: its condition, header filters and one outcome.

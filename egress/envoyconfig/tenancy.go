@@ -85,7 +85,7 @@ func hasUnrestricted(callers []ir.Caller) bool {
 // table (named after the listener) and, when isolated, one per tenant. A table's
 // Callers are the callers it identifies in the audit log.
 func routeTables(l *ir.Listener) []ir.Listener {
-	shared := ir.Listener{Name: l.Name, Port: l.Port, TLS: l.TLS, VirtualHosts: l.VirtualHosts, Isolated: l.Isolated, AccessLog: l.AccessLog}
+	shared := ir.Listener{Name: l.Name, Port: l.Port, TLS: l.TLS, VirtualHosts: l.VirtualHosts, Isolated: l.Isolated, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy}
 	if !l.Isolated {
 		shared.Callers = l.Callers
 		return []ir.Listener{shared}
@@ -99,7 +99,7 @@ func routeTables(l *ir.Listener) []ir.Listener {
 	for _, t := range l.Tenants {
 		tables = append(tables, ir.Listener{
 			Name: tenantTableName(l.Name, t.Namespace), Port: l.Port, TLS: l.TLS, VirtualHosts: t.VirtualHosts,
-			Isolated: true, AccessLog: l.AccessLog, Callers: byNamespace[t.Namespace],
+			Isolated: true, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy, Callers: byNamespace[t.Namespace],
 		})
 	}
 	return tables

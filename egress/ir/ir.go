@@ -47,6 +47,9 @@ type Listener struct {
 	Callers []Caller `json:"callers,omitempty"`
 	// AccessLog writes one JSON line per request (the audit log).
 	AccessLog bool `json:"accessLog,omitempty"`
+	// ForwardProxy also serves HTTP CONNECT: a virtual host's Tunnels are the only
+	// authorities a caller may open a tunnel to; every other CONNECT gets 403.
+	ForwardProxy bool `json:"forwardProxy,omitempty"`
 }
 
 // Tenant is the route table of callers from one namespace.
@@ -81,6 +84,20 @@ type VirtualHost struct {
 	// Domains are Host values, possibly with a leading "*." wildcard; "*" matches any.
 	Domains []string `json:"domains"`
 	Routes  []Route  `json:"routes,omitempty"`
+	// Tunnels are the ports a CONNECT to this virtual host's (single, exact) domain may
+	// open, sorted by port; only on a ForwardProxy listener.
+	Tunnels []Tunnel `json:"tunnels,omitempty"`
+}
+
+// Tunnel is one CONNECT authority ("<domain>:<port>") a caller may open: the bytes go
+// to Cluster (TCP, no TLS originated), or, when NoAddress, the CONNECT gets 403
+// because the DNS guard vetted no address for the name.
+type Tunnel struct {
+	Port    uint32 `json:"port"`
+	Cluster string `json:"cluster"`
+	// NoAddress: the Backend has no vetted address now; refused rather than a 503, so
+	// that a refused name and an unknown one look the same to the caller.
+	NoAddress bool `json:"noAddress,omitempty"`
 }
 
 // Route is one HTTPRoute rule match with its filters and destination.
@@ -217,7 +234,8 @@ type WeightedCluster struct {
 
 // Cluster is one (Backend, port) or (Service, port) destination.
 type Cluster struct {
-	// Name is "backend/<ns>/<name>/<port name>" or "service/<ns>/<name>/<port number>".
+	// Name is "backend/<ns>/<name>/<port name>", "service/<ns>/<name>/<port number>" or,
+	// for a CONNECT tunnel, "tunnel/<ns>/<name>/<port name>".
 	Name string `json:"name"`
 	// Origin is the Backend or Service (and port) the cluster sends to, for stats and
 	// access logs.
@@ -275,6 +293,9 @@ const (
 	ProtocolWebSocket UpstreamProtocol = "WebSocket"
 	// ProtocolMCP is HTTP/1.1 with streamed responses: no buffering, idle timeout of an hour.
 	ProtocolMCP UpstreamProtocol = "MCP"
+	// ProtocolTCP is raw bytes: the cluster of a CONNECT tunnel, which never speaks HTTP
+	// upstream and never originates TLS (the client's TLS goes end to end).
+	ProtocolTCP UpstreamProtocol = "TCP"
 )
 
 // Endpoint is one address Envoy may connect to.

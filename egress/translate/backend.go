@@ -23,6 +23,8 @@ type translatedBackend struct {
 	effective           *egressv1alpha1.EffectiveTLS
 	ignoredMsg          string
 	referenced          bool
+	// tunneled: a forward proxy opens CONNECT tunnels to the Backend.
+	tunneled bool
 	// portProblem is the first backendRef that named a port the Backend cannot serve.
 	portProblem *refError
 	// name is the Backend's "namespace/name" once key computed it.

@@ -34,7 +34,7 @@ func (t *translator) finishBackendStatuses() {
 func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.BackendStatus {
 	gen := tb.b.Generation
 	st := &egressv1alpha1.BackendStatus{Destination: tb.dest.summary, Ports: portsSummary(tb.b), EffectiveTLS: tb.effective}
-	accepted := condition(egressv1alpha1.ConditionAccepted, true, egressv1alpha1.ReasonAccepted, "Backend accepted"+tb.ignoredMsg, gen)
+	accepted := condition(egressv1alpha1.ConditionAccepted, true, egressv1alpha1.ReasonAccepted, "Backend accepted"+tb.ignoredMsg+tunnelNote(tb), gen)
 	if tb.problem != nil {
 		accepted = condition(egressv1alpha1.ConditionAccepted, false, tb.problem.reason, tb.problem.msg, gen)
 	}

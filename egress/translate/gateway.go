@@ -30,6 +30,8 @@ type gatewayContext struct {
 	// isolationProblem is a bad isolation setting, reported (isolation stays on).
 	isolated         bool
 	isolationProblem string
+	// proxyCondition is ConditionForwardProxy, nil without the annotation.
+	proxyCondition *metav1.Condition
 }
 
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
@@ -46,6 +48,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 		g.listeners = append(g.listeners, t.validateListener(g, &gw.Spec.Listeners[i]))
 	}
 	markConflicts(g.listeners)
+	g.proxyCondition = forwardProxies(g)
 	accepted := t.gatewayAccepted(g)
 	t.gatewayClientCertificate(g)
 	if accepted {
@@ -127,7 +130,11 @@ func (t *translator) writeGatewayStatus(g *gatewayContext, accepted bool) {
 			"the Gateway is not accepted", g.gw.Generation)
 	}
 	conds := setCondition(setCondition(g.conditions, g.resolvedRefsCondition()), programmed)
-	st := &gwapiv1.GatewayStatus{Conditions: setCondition(conds, isolationCondition(g, g.out.Listeners))}
+	conds = setCondition(conds, isolationCondition(g, g.out.Listeners))
+	if g.proxyCondition != nil {
+		conds = setCondition(conds, *g.proxyCondition)
+	}
+	st := &gwapiv1.GatewayStatus{Conditions: conds}
 	for _, l := range g.listeners {
 		st.Listeners = append(st.Listeners, l.status(g.gw.Generation))
 	}

@@ -43,6 +43,8 @@ type translator struct {
 	policyConflicts map[types.NamespacedName]string
 	// callersOfRoute memoises routeCallers.
 	callersOfRoute map[*gwapiv1.HTTPRoute][]string
+	// tunnels memoises tunnelTargets (nil until a forward proxy asks).
+	tunnels *[]tunnelTarget
 
 	result Result
 }

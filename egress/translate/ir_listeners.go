@@ -14,7 +14,8 @@ import (
 // buildListeners makes one IR listener per Envoy port from the valid Gateway listeners,
 // with one virtual host per Host domain holding its routes in precedence order, and,
 // when the Gateway isolates tenants, one such table per caller namespace. The
-// certificates of the HTTPS listeners it serves join the Gateway's secrets here.
+// certificates of the HTTPS listeners it serves join the Gateway's secrets here. A
+// forward-proxy port's tables also carry the CONNECT tunnels (forward_proxy.go).
 func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 	byPort := map[uint32]*ir.Listener{}
 	for _, l := range g.listeners {
@@ -26,6 +27,7 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 			out = &ir.Listener{Name: fmt.Sprintf("%s-%d", protocolPrefix(l.spec.Protocol), l.envoyPort), Port: l.envoyPort}
 			byPort[l.envoyPort] = out
 		}
+		out.ForwardProxy = out.ForwardProxy || l.forwardProxy
 		if l.spec.Protocol == gwapiv1.HTTPSProtocolType {
 			if out.TLS == nil {
 				out.TLS = &ir.ListenerTLS{}
@@ -38,11 +40,18 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 	}
 	var listeners []ir.Listener
 	for port, l := range byPort {
+		var tunnels []tunnelTarget // nil unless a forward proxy
 		l.VirtualHosts = virtualHosts(port, g.hosts[port])
+		if l.ForwardProxy {
+			tunnels = t.tunnelTargets()
+			if !g.isolated || len(t.opts.Unrestricted) > 0 {
+				l.VirtualHosts = t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""))
+			}
+		}
 		l.AccessLog = accessLogOn(g.gw)
 		if g.isolated {
 			l.Isolated = true
-			l.Tenants = t.tenantTables(port, g.hosts[port])
+			l.Tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
 			if len(t.opts.Unrestricted) == 0 {
 				l.VirtualHosts = nil // served to unrestricted callers only
 			}

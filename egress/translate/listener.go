@@ -40,6 +40,8 @@ type listenerContext struct {
 	supportedKinds        []gwapiv1.RouteGroupKind
 	certSecrets           []ir.Secret
 	attachedRoutes        int32
+	// forwardProxy: the Gateway's ForwardProxyAnnotation names this HTTP listener.
+	forwardProxy bool
 }
 
 func (l *listenerContext) valid() bool { return l.problem == "" && l.conflict == "" }

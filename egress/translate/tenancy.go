@@ -78,8 +78,10 @@ func accessLogOn(gw *gwapiv1.Gateway) bool { return gw.Annotations[AccessLogAnno
 
 // tenantTables builds, for one Envoy port, the route table of every caller namespace:
 // the routes of that namespace and those admitting it, per Host domain, in the same
-// precedence as the shared table.
-func (t *translator) tenantTables(port uint32, hosts map[string][]routeEntry) []ir.Tenant {
+// precedence as the shared table. On a forward proxy (tunnels not nil) each table also
+// holds the tunnels its namespace may open, and a namespace with tunnels but no route
+// gets a table too.
+func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[string][]routeEntry, tunnels []tunnelTarget) []ir.Tenant {
 	byNS := map[string]map[string][]routeEntry{}
 	for d, entries := range hosts {
 		for _, e := range entries {
@@ -91,6 +93,13 @@ func (t *translator) tenantTables(port uint32, hosts map[string][]routeEntry) []
 			}
 		}
 	}
+	for _, tt := range tunnels {
+		for _, ns := range tt.callers {
+			if byNS[ns] == nil {
+				byNS[ns] = map[string][]routeEntry{}
+			}
+		}
+	}
 	namespaces := make([]string, 0, len(byNS))
 	for ns := range byNS {
 		namespaces = append(namespaces, ns)
@@ -98,7 +107,11 @@ func (t *translator) tenantTables(port uint32, hosts map[string][]routeEntry) []
 	sort.Strings(namespaces)
 	out := make([]ir.Tenant, 0, len(namespaces))
 	for _, ns := range namespaces {
-		out = append(out, ir.Tenant{Namespace: ns, VirtualHosts: virtualHosts(port, byNS[ns])})
+		vhosts := virtualHosts(port, byNS[ns])
+		if tunnels != nil {
+			vhosts = t.proxyVirtualHosts(g, port, byNS[ns], tunnelTable(tunnels, ns))
+		}
+		out = append(out, ir.Tenant{Namespace: ns, VirtualHosts: vhosts})
 	}
 	return out
 }
@@ -109,24 +122,7 @@ func (t *translator) routeCallers(r *gwapiv1.HTTPRoute) []string {
 	if got, ok := t.callersOfRoute[r]; ok {
 		return got
 	}
-	seen := map[string]bool{r.Namespace: true}
-	out := []string{r.Namespace}
-	for _, g := range t.grants {
-		if g.Namespace != r.Namespace {
-			continue
-		}
-		for _, f := range g.Spec.From {
-			ns := string(f.Namespace)
-			if f.Group != "" || string(f.Kind) != callerGrantKind || seen[ns] {
-				continue
-			}
-			if grantAllows(g, crossRef{fromKind: callerGrantKind, fromNamespace: ns, toGroup: gwapiv1.GroupName, toKind: "HTTPRoute", toNamespace: r.Namespace, toName: r.Name}) {
-				seen[ns] = true
-				out = append(out, ns)
-			}
-		}
-	}
-	sort.Strings(out[1:])
+	out := t.grantedCallers(r.Namespace, gwapiv1.GroupName, "HTTPRoute", r.Name)
 	t.callersOfRoute[r] = out
 	return out
 }

@@ -75,9 +75,23 @@ func envoyPath() (string, error) {
 // KubectlBinary returns kubectl from PATH.
 func KubectlBinary(t testing.TB) string {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
+	return onPath(t, "kubectl")
+}
+
+// CurlBinary returns curl from PATH, for tests that prove a claim with the client users
+// run.
+func CurlBinary(t testing.TB) string {
+	t.Helper()
+	return onPath(t, "curl")
+}
+
+// onPath returns a tool from PATH; missing, it fails the test under CI=true and skips it
+// elsewhere.
+func onPath(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
 	if err != nil {
-		msg := fmt.Sprintf("kubectl is missing (%v); install kubectl and put it on PATH", err)
+		msg := fmt.Sprintf("%s is missing (%v); install %s and put it on PATH", name, err, name)
 		if InCI() {
 			t.Fatal(msg)
 		}

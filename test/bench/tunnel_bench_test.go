@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/translate"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+)
+
+// Settings of BenchmarkConnectTunnel: bytes per transfer, transfers per side (the sides
+// alternate) and tunnels opened for the setup latency.
+const (
+	tunnelTransferBytes = 64 << 20
+	tunnelRounds        = 5
+	tunnelSetups        = 300
+)
+
+// BenchmarkConnectTunnel measures the forward proxy's CONNECT tunnel: the throughput of
+// one transfer through the tunnel (one Envoy worker thread, the configuration the
+// translator generates for a forward-proxy listener and a Backend's TCP port) against
+// the same transfer over a direct connection to the same local upstream, alternating
+// sides, and the tunnel setup latency: from dialling the proxy to reading its 200 for
+// the CONNECT, a new connection each time. It reports MB/s of each side (median of the
+// rounds), their ratio (tunnel / direct), and the setup latency p50 and p99.
+func BenchmarkConnectTunnel(b *testing.B) {
+	source := startByteSource(b)
+	proxyPort := startTunnelProxy(b, source)
+	authority := "127.0.0.1:" + strconv.Itoa(int(source))
+	var direct, tunnel []float64
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < tunnelRounds; r++ {
+			direct = append(direct, transferMBps(b, func() net.Conn { return dialTCP(b, authority) }))
+			tunnel = append(tunnel, transferMBps(b, func() net.Conn { return openTunnel(b, proxyPort, authority) }))
+		}
+	}
+	setups := make([]time.Duration, 0, tunnelSetups)
+	for i := 0; i < tunnelSetups; i++ {
+		start := time.Now()
+		c := openTunnel(b, proxyPort, authority)
+		setups = append(setups, time.Since(start))
+		c.Close()
+	}
+	sort.Slice(setups, func(i, j int) bool { return setups[i] < setups[j] })
+	d, t := median(direct), median(tunnel)
+	b.ReportMetric(d, "direct-MB/s")
+	b.ReportMetric(t, "tunnel-MB/s")
+	b.ReportMetric(t/d, "ratio")
+	b.ReportMetric(ms(setups[len(setups)/2]), "setup-p50-ms")
+	b.ReportMetric(ms(setups[len(setups)*99/100]), "setup-p99-ms")
+}
+
+// startByteSource listens on loopback and writes tunnelTransferBytes to every
+// connection, then closes it.
+func startByteSource(b *testing.B) uint32 {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	chunk := make([]byte, 256<<10)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for sent := 0; sent < tunnelTransferBytes; sent += len(chunk) {
+					if _, err := c.Write(chunk); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
+
+// startTunnelProxy runs an Envoy (one worker) on the generated configuration of a
+// Gateway whose listener is a forward proxy and a Backend declaring the source's TCP
+// port, and returns the proxy's port.
+func startTunnelProxy(b *testing.B, source uint32) uint32 {
+	port := xdstest.FreePort(b)
+	all := gwapiv1.NamespacesFromAll
+	res := &egress.Resources{
+		GatewayClasses: []gwapiv1.GatewayClass{gatewayClass()},
+		Gateways: []gwapiv1.Gateway{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "gw", Name: "proxy", Annotations: map[string]string{
+				translate.ForwardProxyAnnotation: "proxy", translate.TenantIsolationAnnotation: "off", translate.AccessLogAnnotation: "off"}},
+			Spec: gwapiv1.GatewaySpec{GatewayClassName: gwapiv1.ObjectName(gatewayClass().Name), Listeners: []gwapiv1.Listener{{
+				Name: "proxy", Port: gwapiv1.PortNumber(port), Protocol: gwapiv1.HTTPProtocolType,
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &all}},
+			}}},
+		}},
+		Backends: []egressv1alpha1.Backend{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "source"},
+			Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{
+				Type: egressv1alpha1.DestinationTypeIP, IP: &egressv1alpha1.IPDestination{Address: "127.0.0.1"},
+				Ports: []egressv1alpha1.BackendPort{{Name: "bytes", Port: int32(source), Protocol: egressv1alpha1.PortProtocolTCP}},
+			}},
+		}},
+	}
+	result := translate.Translate(res, nil, translate.Options{AddressPolicy: anyAddress{}})
+	if len(result.Gateways) != 1 || !result.Gateways[0].Listeners[0].ForwardProxy {
+		b.Fatalf("translation did not produce one forward-proxy Gateway; statuses: %+v", result.Statuses.Gateways)
+	}
+	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
+		bs, err := envoyconfig.Static(result.Gateways[0], envoyconfig.Options{}, admin)
+		if err != nil {
+			return nil, err
+		}
+		return protojson.Marshal(bs)
+	}})
+	xdstest.WaitFor(b, xdstest.Timeout, "the forward proxy on port "+fmt.Sprint(port), func() error {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(int(port)))
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	return port
+}
+
+// anyAddress admits the loopback destination of the benchmark.
+type anyAddress struct{}
+
+func (anyAddress) CheckAddr(netip.Addr) (bool, string) { return true, "" }
+
+func dialTCP(b *testing.B, addr string) net.Conn {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// openTunnel sends CONNECT through the proxy and returns the connection once the proxy
+// answered 200 (its buffered reader drained into the returned conn).
+func openTunnel(b *testing.B, proxyPort uint32, authority string) net.Conn {
+	c := dialTCP(b, "127.0.0.1:"+strconv.Itoa(int(proxyPort)))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", authority, authority)
+	r := bufio.NewReaderSize(c, 256<<10)
+	resp, err := http.ReadResponse(r, &http.Request{Method: http.MethodConnect})
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("CONNECT %s: %v %v", authority, resp, err)
+	}
+	return &bufferedConn{Conn: c, r: r}
+}
+
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// transferMBps reads tunnelTransferBytes from a new connection and returns MB/s.
+func transferMBps(b *testing.B, open func() net.Conn) float64 {
+	start := time.Now()
+	c := open()
+	defer c.Close()
+	n, err := io.Copy(io.Discard, c)
+	if err != nil || n != tunnelTransferBytes {
+		b.Fatalf("read %d of %d bytes: %v", n, tunnelTransferBytes, err)
+	}
+	return float64(n) / 1e6 / time.Since(start).Seconds()
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
