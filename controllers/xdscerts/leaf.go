@@ -18,9 +18,9 @@ type leafDecision struct {
 
 // planLeaf decides whether the leaf stored in data can stay. A leaf is reissued when it
 // is missing or unreadable, names the wrong identity, is not valid now under the trust
-// bundle, or 2/3 of its life is over. In the last case the new leaf waits until the
-// signing CA has been trusted for propagation (so that every peer trusts its issuer
-// first), unless the old leaf would expire meanwhile.
+// bundle, or 2/3 of its life is over. In the last case, when the signing CA is a new
+// one, the new leaf waits until that CA has been trusted for propagation (so that every
+// peer trusts its issuer first), unless the old leaf would expire meanwhile.
 func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, propagation, lifetime time.Duration) leafDecision {
 	pair, err := parseKeyPair(data[CertKey], data[KeyKey])
 	switch {
@@ -39,8 +39,11 @@ func planLeaf(data map[string][]byte, spec leafSpec, ca caState, now time.Time, 
 		return leafDecision{reissue: true, reason: "the certificate is not valid now (" + err.Error() + ")"}
 	}
 	if due := leafRenewalTime(pair.cert, lifetime); !now.Before(due) {
+		// The wait is for a new CA only: a leaf the current signer already signed
+		// proves every peer of it trusts that CA.
+		sameSigner := pair.cert.CheckSignatureFrom(ca.signer.cert) == nil
 		signerAge := now.Sub(issuedAt(ca.signer.cert))
-		if signerAge >= propagation || pair.cert.NotAfter.Sub(now) <= propagation {
+		if sameSigner || signerAge >= propagation || pair.cert.NotAfter.Sub(now) <= propagation {
 			return leafDecision{reissue: true, reason: "2/3 of the certificate's life is over (renewal due " +
 				due.UTC().Format(time.RFC3339) + ")"}
 		}

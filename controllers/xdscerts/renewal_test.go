@@ -33,3 +33,44 @@ func TestLeafRenewalTime(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanLeafWaitsOnlyForANewCA: a leaf due for renewal is reissued at once when the
+// current CA signed it (every peer already trusts that CA), even if the CA is younger
+// than the propagation time; under a CA that replaced its signer it waits.
+func TestPlanLeafWaitsOnlyForANewCA(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	spec := leafSpec{commonName: "portcullis-envoy", usage: x509.ExtKeyUsageClientAuth}
+	oldCA, err := newCA(start, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newerCA, err := newCA(start.Add(time.Minute), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := issue(oldCA, spec, start, 2*time.Hour) // due early: the configured lifetime is 45 s
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := keyPEM(leaf.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string][]byte{CertKey: certPEM(leaf.cert), KeyKey: key}
+	due := start.Add(31 * time.Second)
+	tests := []struct {
+		name string
+		ca   caState
+		want bool
+	}{
+		{name: "same signer: reissued at once", ca: caState{signer: oldCA, bundle: []*x509.Certificate{oldCA.cert}}, want: true},
+		{name: "a new signer younger than the propagation: wait", ca: caState{signer: newerCA, bundle: []*x509.Certificate{newerCA.cert, oldCA.cert}}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := planLeaf(data, spec, tt.ca, due, time.Hour, 45*time.Second); got.reissue != tt.want {
+				t.Fatalf("reissue = %v (%s), want %v", got.reissue, got.reason, tt.want)
+			}
+		})
+	}
+}
