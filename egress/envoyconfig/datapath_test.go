@@ -362,17 +362,22 @@ func TestDataPath(t *testing.T) {
 		}
 	})
 	t.Run("redirects", func(t *testing.T) {
-		for _, tc := range []struct{ path, status, location string }{
-			// The client's port is not kept (Host ports are stripped): the translator sets
-			// Redirect.Port when the Gateway listener port must appear.
-			{"/redirect/a/b?x=1", "308", "http://127.0.0.1/a/b?x=1"},
-			{"/redirect-80", "302", "http://127.0.0.1/redirect-80"},
-			{"/redirect-https", "302", "https://127.0.0.1/redirect-https"},
-			{"/redirect-8443", "302", "https://127.0.0.1:8443/redirect-8443"},
+		for _, tc := range []struct{ host, path, status, location string }{
+			// A Host without a port, as clients send to a gateway on 80: the translator
+			// sets Redirect.Port when the Gateway listener port must appear, and a
+			// scheme's default port is left out.
+			{"127.0.0.1", "/redirect/a/b?x=1", "308", "http://127.0.0.1/a/b?x=1"},
+			{"127.0.0.1", "/redirect-80", "302", "http://127.0.0.1/redirect-80"},
+			{"127.0.0.1", "/redirect-https", "302", "https://127.0.0.1/redirect-https"},
+			{"127.0.0.1", "/redirect-8443", "302", "https://127.0.0.1:8443/redirect-8443"},
+			// Host ports are kept (Gateway API), so a redirect that sets no other port
+			// keeps the one the client named.
+			{"127.0.0.1:8080", "/redirect/a/b?x=1", "308", "http://127.0.0.1:8080/a/b?x=1"},
+			{"127.0.0.1:8080", "/redirect-8443", "302", "https://127.0.0.1:8443/redirect-8443"},
 		} {
-			status, location := redirect(t, base+tc.path)
-			want(t, tc.path+" status", status, tc.status)
-			want(t, tc.path+" location", location, tc.location)
+			status, location := redirect(t, base+tc.path, tc.host)
+			want(t, tc.host+tc.path+" status", status, tc.status)
+			want(t, tc.host+tc.path+" location", location, tc.location)
 		}
 	})
 	t.Run("TLS listener picks the certificate by SNI", func(t *testing.T) {
@@ -383,10 +388,15 @@ func TestDataPath(t *testing.T) {
 }
 
 // redirect GETs rawURL without following redirects.
-func redirect(t *testing.T, rawURL string) (status, location string) {
+func redirect(t *testing.T, rawURL, host string) (status, location string) {
 	t.Helper()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Get(rawURL)
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

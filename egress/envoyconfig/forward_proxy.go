@@ -33,11 +33,10 @@ const (
 )
 
 // allowConnect lets a proxy listener's connection manager accept CONNECT. Its routes
-// decide which authorities may be tunnelled to. The Host of a request through a proxy
-// always names the destination, so a port equal to the listener's is not stripped.
+// decide which authorities may be tunnelled to. (No listener strips the Host's port,
+// so a CONNECT to the listener's own port keeps it too.)
 func allowConnect(hcm *hcmv3.HttpConnectionManager) {
 	hcm.UpgradeConfigs = append(hcm.UpgradeConfigs, &hcmv3.HttpConnectionManager_UpgradeConfig{UpgradeType: connectUpgrade})
-	hcm.StripMatchingHostPort = false
 }
 
 // tunnelRoutes are a virtual host's CONNECT routes, one per tunnel, in port order. A

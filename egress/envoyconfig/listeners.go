@@ -71,12 +71,10 @@ func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any,
 		// "/a%2F..%2Fb" is one segment to a prefix rule but may be "/b" to the upstream:
 		// decode %2F and %5C, then redirect the client to the path Portcullis matched.
 		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
-		// A client that names the gateway's own port in Host ("api.example.com:8080" to
-		// a listener on 8080) means the destination, not the gateway: drop that port so
-		// the upstream sees a clean Host. Any other port is the client's to keep (Gateway
-		// API requires it); route tables match hosts ignoring ports (routes.go).
-		StripMatchingHostPort: true,
-		LocalReplyConfig:      invalidShareReply(),
+		// The Host reaches the upstream as the client sent it, port included (Gateway
+		// API requires it, even for the gateway's own port); route tables match hosts
+		// ignoring ports (routes.go).
+		LocalReplyConfig: invalidShareReply(),
 	}
 	if l.ForwardProxy {
 		allowConnect(hcm)

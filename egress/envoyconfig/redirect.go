@@ -41,7 +41,8 @@ func redirectRoute(rd *ir.Redirect, m *ir.RouteMatch, listenerScheme string) (*r
 // redirectPort is the port to put in the Location, or 0 to put none. Envoy writes an
 // explicit port_redirect even when it is the scheme's default ("http://h:80/"), which
 // Gateway API says not to do, so the default port of the resulting scheme is left out.
-// With no port, the Location has none either: the listener strips the port from Host.
+// With no port, the Location keeps the port the client's Host named, if any (Host
+// ports are not stripped: Gateway API wants them to reach the upstream).
 func redirectPort(rd *ir.Redirect, listenerScheme string) uint32 {
 	scheme := rd.Scheme
 	if scheme == "" {
