@@ -30,6 +30,9 @@ const (
 	probePeriodSeconds    = 5
 	probeTimeoutSeconds   = 2
 	probeFailureThreshold = 3
+	// preStopSeconds is how long a terminating Envoy pod serves on before SIGTERM;
+	// well within the 30 s termination grace period.
+	preStopSeconds = 5
 )
 
 func (k *Kubernetes) deployment(gw Gateway, bootstrapHash, certHash string) *appsv1ac.DeploymentApplyConfiguration {
@@ -97,6 +100,11 @@ func (k *Kubernetes) container(gw Gateway) *corev1ac.ContainerApplyConfiguration
 		WithEnv(corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(
 			corev1ac.EnvVarSource().WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name")))).
 		WithPorts(containerPorts(gw)...).
+		// A pod being replaced keeps serving while kube-proxy and the network plugin
+		// take it out of the Service: Envoy gets SIGTERM only after preStopSeconds, so
+		// no new connection lands on a port nobody listens on.
+		WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+			WithSleep(corev1ac.SleepAction().WithSeconds(preStopSeconds)))).
 		WithReadinessProbe(corev1ac.Probe().
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(ReadinessPath).WithPort(intstr.FromInt32(ReadinessPort))).
 			WithPeriodSeconds(probePeriodSeconds).
