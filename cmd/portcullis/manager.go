@@ -64,6 +64,9 @@ type managerFlags struct {
 	// heldPorts are ports of processes beside the manager (`portcullis local`'s control
 	// plane), not a flag: with the host provider no listener may take them.
 	heldPorts map[uint32]string
+	// controlPlanePorts are those of heldPorts that are Portcullis' own (etcd and
+	// kube-apiserver of `portcullis local`), which no destination may be either.
+	controlPlanePorts map[uint32]string
 }
 
 // xdsCertTimes are the xDS certificates' lifetimes and checks (controllers/xdscerts);
@@ -237,6 +240,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
 		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted, Replica: replicaFromEnv(f.namespace), HeldPorts: hostHeldPorts(f),
+		OwnPorts: ownPorts(f, provider), OwnAddresses: ownAddresses(f),
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err

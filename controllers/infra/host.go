@@ -252,6 +252,19 @@ func (h *Host) MetricsURL(namespace, name string) (string, bool) {
 	return e.metricsURL(), true
 }
 
+// OwnPorts are the admin and metrics ports of every Envoy running here, with whose they
+// are: destinations Envoy must never be sent to (translate.Options.OwnPorts).
+func (h *Host) OwnPorts() map[uint32]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[uint32]string{}
+	for key, e := range h.envoys {
+		out[e.ports.admin] = "the admin interface of the Envoy of " + key
+		out[e.ports.metrics] = "the metrics listener of the Envoy of " + key
+	}
+	return out
+}
+
 // PID is the process ID of the Gateway's Envoy, 0 while it is not running (or between
 // an exit and its restart).
 func (h *Host) PID(namespace, name string) int {
