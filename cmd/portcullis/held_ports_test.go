@@ -32,23 +32,7 @@ func TestHostHeldPorts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var m *managerFlags
-			if tt.local {
-				f := parseLocal(t, tt.args...)
-				f.holdPorts()
-				m = f.manager
-			} else {
-				m = parseManagerFlags(t, tt.args...)
-			}
-			got := hostHeldPorts(m)
-			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tt.want))) {
-				t.Fatalf("held ports %v, want %v", got, tt.want)
-			}
-			for port, word := range tt.want {
-				if !strings.Contains(got[port], word) {
-					t.Errorf("port %d is held by %q, want a description naming %q", port, got[port], word)
-				}
-			}
+			checkPorts(t, hostHeldPorts(flagsWithPorts(t, tt.local, tt.args)), tt.want)
 		})
 	}
 }
@@ -73,23 +57,32 @@ func TestOwnPorts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var m *managerFlags
-			if tt.local {
-				f := parseLocal(t, tt.args...)
-				f.holdPorts()
-				m = f.manager
-			} else {
-				m = parseManagerFlags(t, tt.args...)
-			}
-			got := ownPorts(m, tt.provider)()
-			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tt.want))) {
-				t.Fatalf("own ports %v, want %v", got, tt.want)
-			}
-			for port, word := range tt.want {
-				if !strings.Contains(got[port], word) {
-					t.Errorf("port %d is %q, want a description naming %q", port, got[port], word)
-				}
-			}
+			checkPorts(t, ownPorts(flagsWithPorts(t, tt.local, tt.args), tt.provider)(), tt.want)
 		})
+	}
+}
+
+// flagsWithPorts parses the manager's flags, or local's with the ports of its control
+// plane handed to the manager as `portcullis local` does.
+func flagsWithPorts(t *testing.T, local bool, args []string) *managerFlags {
+	t.Helper()
+	if !local {
+		return parseManagerFlags(t, args...)
+	}
+	f := parseLocal(t, args...)
+	f.holdPorts()
+	return f.manager
+}
+
+// checkPorts compares ports with want (port -> a word its description must contain).
+func checkPorts(t *testing.T, got, want map[uint32]string) {
+	t.Helper()
+	if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("ports %v, want %v", got, want)
+	}
+	for port, word := range want {
+		if !strings.Contains(got[port], word) {
+			t.Errorf("port %d is %q, want a description naming %q", port, got[port], word)
+		}
 	}
 }

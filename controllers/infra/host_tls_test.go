@@ -9,20 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/go-logr/logr/testr"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	"github.com/portcullis-io/portcullis/controllers/xdscerts"
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/xds"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 	"github.com/portcullis-io/portcullis/internal/testenv"
 )
 
@@ -78,7 +73,7 @@ func TestHostProviderMutualTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := fetchAs(t, addr, clientConfig(t, filesA, tt.cert), tt.gateway)
+			_, err := xdstest.FetchClusters(t, addr, clientConfig(t, filesA, tt.cert), tt.gateway)
 			if got := status.Code(err); got != tt.wantCode {
 				t.Fatalf("status = %v (%v), want %v", got, err, tt.wantCode)
 			}
@@ -127,25 +122,4 @@ func clientConfig(t *testing.T, files xdscerts.ClientFiles, withCert bool) *tls.
 		cfg.Certificates = []tls.Certificate{pair}
 	}
 	return cfg
-}
-
-// fetchAs opens an ADS stream as node.cluster gateway and returns the first response
-// or the stream's error.
-func fetchAs(t *testing.T, addr string, cfg *tls.Config, gateway string) (*discoveryv3.DiscoveryResponse, error) {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{Node: &corev3.Node{Id: "intruder", Cluster: gateway}, TypeUrl: resource.ClusterType}); err != nil {
-		return nil, err
-	}
-	return stream.Recv()
 }
