@@ -351,15 +351,15 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 	return p, certs.ServerOptions(), "", nil
 }
 
-// HostPKIDir is the directory, in the host provider's work directory, of the xDS CA,
+// hostPKIDir is the directory, in the host provider's work directory, of the xDS CA,
 // the server certificate and the Envoy client certificates (files of mode 0600).
-const HostPKIDir = "xds-pki"
+const hostPKIDir = "xds-pki"
 
 // hostCerts keeps the xDS certificates of the host provider in files: every process on
 // the machine can reach the loopback xDS port, and only a client holding the
 // certificate of a Gateway's namespace may fetch that Gateway's configuration.
 func hostCerts(ctx context.Context, f *managerFlags, mgr ctrl.Manager, workDir string) (*xdscerts.Manager, error) {
-	certs, err := xdscerts.NewFiles(filepath.Join(workDir, HostPKIDir), xdscerts.Options{Namespace: f.namespace, Log: mgr.GetLogger().WithName("xds-certs"),
+	certs, err := xdscerts.NewFiles(filepath.Join(workDir, hostPKIDir), xdscerts.Options{Namespace: f.namespace, Log: mgr.GetLogger().WithName("xds-certs"),
 		CALifetime: f.xdsCerts.caLifetime, LeafLifetime: f.xdsCerts.leafLifetime, Propagation: f.xdsCerts.propagation, Interval: f.xdsCerts.interval})
 	if err != nil {
 		return nil, err

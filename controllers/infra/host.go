@@ -252,8 +252,8 @@ func (h *Host) MetricsURL(namespace, name string) (string, bool) {
 	return e.metricsURL(), true
 }
 
-// OwnPorts are the admin and metrics ports of every Envoy running here, with whose they
-// are: destinations Envoy must never be sent to (translate.Options.OwnPorts).
+// OwnPorts are the admin and metrics ports of every Envoy running here, each with the
+// Envoy it belongs to: destinations no Backend may be (translate.Options.OwnPorts).
 func (h *Host) OwnPorts() map[uint32]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -33,8 +33,9 @@ type ClientFiles struct {
 // NewFiles returns a Manager that keeps the CA, the server certificate and the Envoy
 // client certificates in files under dir instead of Secrets: on a host, where the xDS
 // server, the manager and the Envoys are processes of one user. Directories are 0700 and
-// files 0600, so other users of the machine cannot read the keys; opts.ServiceNames
-// defaults to HostServerName.
+// files 0600, so other users of the machine cannot read the keys. opts.Namespace may
+// be empty (no client certificate is made for the manager's own namespace);
+// opts.ServiceNames defaults to HostServerName.
 func NewFiles(dir string, opts Options) (*Manager, error) {
 	if dir == "" {
 		return nil, errors.New("xdscerts: no directory for the certificate files")

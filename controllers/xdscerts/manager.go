@@ -13,6 +13,9 @@
 // Every replica of the manager may run a Manager: writes carry the resourceVersion they
 // were decided on, and a replica that loses a race re-reads and decides again.
 //
+// On a host (the host provider, `portcullis local`) NewFiles keeps the same
+// certificates in files of mode 0600 instead of Secrets (files.go).
+//
 // Private keys never appear in logs, events or errors.
 package xdscerts
 
@@ -110,7 +113,8 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // Ensure creates or renews the CA, server and client Secrets of the manager's namespace
-// (with files: the CA and the server certificate) and loads them for ServerCredentials. Calling it again with nothing due writes nothing.
+// (with files: the CA and the server certificate) and loads them for
+// ServerCredentials. Calling it again with nothing due writes nothing.
 func (m *Manager) Ensure(ctx context.Context) error {
 	ca, err := m.ensureCA(ctx)
 	if err != nil {
