@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"sort"
 	"strings"
@@ -63,6 +64,13 @@ type Options struct {
 	// HeldPorts are ports other processes hold where the host provider's Envoys bind
 	// listeners (translate.Options.HeldPorts); none in a cluster.
 	HeldPorts map[uint32]string
+	// OwnPorts returns the ports of Portcullis' own components beside Envoy
+	// (translate.Options.OwnPorts), read at every translation: the host provider's
+	// Envoys take admin ports as they start. Nil: none.
+	OwnPorts func() map[uint32]string
+	// OwnAddresses are this machine's addresses beyond loopback
+	// (translate.Options.OwnAddresses); on a host only.
+	OwnAddresses []netip.Addr
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -137,9 +145,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.warming(addrs) {
 		return ctrl.Result{RequeueAfter: warmupRetry}, nil
 	}
+	own := r.ownPorts()
 	result := translate.Translate(res, addrs, translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
-		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts})
+		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses})
 	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	r.gatewayObjects = gateways
@@ -158,7 +167,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report)}, err
+	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own))}, err
+}
+
+// ownPorts reads Options.OwnPorts.
+func (r *Reconciler) ownPorts() map[uint32]string {
+	if r.opts.OwnPorts == nil {
+		return nil
+	}
+	return r.opts.OwnPorts()
+}
+
+// ownPortsMoved asks for a translation at once when provisioning changed the own ports
+// translated with (an Envoy started and took an admin port), so that a Backend aimed at
+// the new port is refused within one reconcile rather than at the next change.
+func (r *Reconciler) ownPortsMoved(translated map[uint32]string) time.Duration {
+	if maps.Equal(translated, r.ownPorts()) {
+		return 0
+	}
+	return time.Millisecond
 }
 
 // publish builds and publishes every translated Gateway and provisions its Envoys. It

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/portcullis-io/portcullis/controllers/infra"
 )
 
 // TestHostHeldPorts: with the host provider every port the manager and the local
@@ -30,23 +32,57 @@ func TestHostHeldPorts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var m *managerFlags
-			if tt.local {
-				f := parseLocal(t, tt.args...)
-				f.manager.heldPorts = f.controlPlanePorts()
-				m = f.manager
-			} else {
-				m = parseManagerFlags(t, tt.args...)
-			}
-			got := hostHeldPorts(m)
-			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tt.want))) {
-				t.Fatalf("held ports %v, want %v", got, tt.want)
-			}
-			for port, word := range tt.want {
-				if !strings.Contains(got[port], word) {
-					t.Errorf("port %d is held by %q, want a description naming %q", port, got[port], word)
-				}
-			}
+			checkPorts(t, hostHeldPorts(flagsWithPorts(t, tt.local, tt.args)), tt.want)
 		})
+	}
+}
+
+// TestOwnPorts: the ports no destination may be are the manager's and the control
+// plane's on a host, plus every running Envoy's (none here), but not the demo API's,
+// which the demo's Backend calls; in a cluster, the Envoy pod's admin port.
+func TestOwnPorts(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		local    bool
+		provider infra.Provider
+		want     map[uint32]string // port -> a word of its description
+	}{
+		{name: "portcullis local --demo: the control plane and the manager, not the demo API", local: true, args: []string{"--demo"}, provider: &infra.Host{},
+			want: map[uint32]string{16443: "kube-apiserver", 12379: "etcd", 12380: "etcd", 18000: "xDS", 16480: "metrics", 16481: "health"}},
+		{name: "the manager with the host provider: its own ports", args: []string{"--provider", "host"}, provider: &infra.Host{},
+			want: map[uint32]string{18000: "xDS", 8443: "metrics", 8081: "health"}},
+		{name: "in a cluster: the admin interface in the Envoy pod", args: []string{"--provider", "kubernetes", "--namespace", "p"}, provider: &infra.Kubernetes{},
+			want: map[uint32]string{infra.AdminPort: "admin"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkPorts(t, ownPorts(flagsWithPorts(t, tt.local, tt.args), tt.provider)(), tt.want)
+		})
+	}
+}
+
+// flagsWithPorts parses the manager's flags, or local's with the ports of its control
+// plane handed to the manager as `portcullis local` does.
+func flagsWithPorts(t *testing.T, local bool, args []string) *managerFlags {
+	t.Helper()
+	if !local {
+		return parseManagerFlags(t, args...)
+	}
+	f := parseLocal(t, args...)
+	f.holdPorts()
+	return f.manager
+}
+
+// checkPorts compares ports with want (port -> a word its description must contain).
+func checkPorts(t *testing.T, got, want map[uint32]string) {
+	t.Helper()
+	if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("ports %v, want %v", got, want)
+	}
+	for port, word := range want {
+		if !strings.Contains(got[port], word) {
+			t.Errorf("port %d is %q, want a description naming %q", port, got[port], word)
+		}
 	}
 }

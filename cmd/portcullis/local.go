@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -147,22 +148,23 @@ func (f *localFlags) resolve(exe string) error {
 	if f.manager.workDir == "" {
 		f.manager.workDir = localenv.Layout{Root: f.dataDir}.Envoy()
 	}
-	f.manager.heldPorts = f.controlPlanePorts()
+	f.holdPorts()
 	return nil
 }
 
-// controlPlanePorts are the loopback ports the processes beside the manager hold, which
-// no Gateway listener may take.
-func (f *localFlags) controlPlanePorts() map[uint32]string {
-	held := map[uint32]string{
+// holdPorts tells the manager the loopback ports of the processes beside it: the
+// control plane's, which no Gateway listener may take and no destination may be, and
+// the demo API's, which no listener may take (its Backend is the demo's destination).
+func (f *localFlags) holdPorts() {
+	f.manager.controlPlanePorts = map[uint32]string{
 		uint32(f.apiServerPort): "kube-apiserver of portcullis local (--apiserver-port)",
 		uint32(f.etcdPort):      "etcd of portcullis local (--etcd-port)",
 		uint32(f.etcdPeerPort):  "etcd of portcullis local (--etcd-peer-port)",
 	}
+	f.manager.heldPorts = maps.Clone(f.manager.controlPlanePorts)
 	if f.demo {
-		held[demo.APIPort] = "the demo API of portcullis local --demo"
+		f.manager.heldPorts[demo.APIPort] = "the demo API of portcullis local --demo"
 	}
-	return held
 }
 
 // defaultDataDir is tmp/local of the checkout when the binary is its bin/portcullis

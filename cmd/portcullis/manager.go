@@ -64,6 +64,9 @@ type managerFlags struct {
 	// heldPorts are ports of processes beside the manager (`portcullis local`'s control
 	// plane), not a flag: with the host provider no listener may take them.
 	heldPorts map[uint32]string
+	// controlPlanePorts are those of heldPorts that are Portcullis' own (etcd and
+	// kube-apiserver of `portcullis local`), which no destination may be either.
+	controlPlanePorts map[uint32]string
 }
 
 // xdsCertTimes are the xDS certificates' lifetimes and checks (controllers/xdscerts);
@@ -84,10 +87,10 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	fs.StringVar(&f.envoyImage, "envoy-image", infra.DefaultImage, "Envoy image for the kubernetes provider")
 	fs.StringVar(&f.envoyCPU, "envoy-cpu-request", "100m", "CPU request of each Envoy container (kubernetes provider)")
 	fs.StringVar(&f.envoyMemory, "envoy-memory-request", "128Mi", "memory request of each Envoy container (kubernetes provider)")
-	fs.DurationVar(&f.xdsCerts.caLifetime, "xds-ca-lifetime", xdscerts.DefaultCALifetime, "lifetime of a new xDS CA; it is replaced when 2/3 of it is over (kubernetes provider)")
-	fs.DurationVar(&f.xdsCerts.leafLifetime, "xds-cert-lifetime", xdscerts.DefaultLeafLifetime, "lifetime of new xDS server and Envoy client certificates; each is replaced when 2/3 of it is over (kubernetes provider)")
-	fs.DurationVar(&f.xdsCerts.propagation, "xds-ca-propagation", xdscerts.DefaultPropagation, "how long a new xDS CA is trusted before it signs certificates, so every peer learns it first (kubernetes provider)")
-	fs.DurationVar(&f.xdsCerts.interval, "xds-cert-check-interval", xdscerts.DefaultInterval, "how often the xDS certificates are checked for renewal (kubernetes provider)")
+	fs.DurationVar(&f.xdsCerts.caLifetime, "xds-ca-lifetime", xdscerts.DefaultCALifetime, "lifetime of a new xDS CA; it is replaced when 2/3 of it is over")
+	fs.DurationVar(&f.xdsCerts.leafLifetime, "xds-cert-lifetime", xdscerts.DefaultLeafLifetime, "lifetime of new xDS server and Envoy client certificates; each is replaced when 2/3 of it is over")
+	fs.DurationVar(&f.xdsCerts.propagation, "xds-ca-propagation", xdscerts.DefaultPropagation, "how long a new xDS CA is trusted before it signs certificates, so every peer learns it first")
+	fs.DurationVar(&f.xdsCerts.interval, "xds-cert-check-interval", xdscerts.DefaultInterval, "how often the xDS certificates are checked for renewal")
 	fs.StringVar(&f.envoyBinary, "envoy-binary", "", "Envoy binary for the host provider (default: bin/envoy-"+EnvoyVersion+", then envoy on PATH)")
 	fs.StringVar(&f.hostListenAddress, "host-listen-address", "127.0.0.1", "IP address the host provider's Envoys bind Gateway listeners on (loopback, so the machine's network cannot use them as an egress proxy; in a cluster Envoy binds every interface of its pod)")
 	fs.StringVar(&f.workDir, "work-dir", "", "directory of the host provider's Envoy bootstraps and logs (default: a temporary directory)")
@@ -237,6 +240,7 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 		ControllerName: egress.ControllerName, XDS: server, DNS: store, AddressPolicy: policy, ClusterCIDRs: clusterCIDRs, Provider: provider,
 		Envoy: envoyOptions(f), EnvoyEgress: envoyEgress(f),
 		Metrics: ctrlmetrics.Registry, Unrestricted: unrestricted, Replica: replicaFromEnv(f.namespace), HeldPorts: hostHeldPorts(f),
+		OwnPorts: ownPorts(f, provider), OwnAddresses: ownAddresses(f),
 	})
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -305,18 +309,23 @@ func hostDefaults(f *managerFlags) (envoy, workDir string, err error) {
 }
 
 // setupProvider picks where Envoy runs and how it reaches the xDS server: over mTLS
-// through the xDS Service in a cluster, over loopback on a host.
+// through the xDS Service in a cluster, over mTLS on loopback on a host.
 func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *rest.Config) (infra.Provider, []grpc.ServerOption, string, error) {
 	if f.provider == "host" {
 		envoy, workDir, err := hostDefaults(f)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: envoy, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), ListenAddress: f.hostListenAddress, WorkDir: workDir, Log: mgr.GetLogger().WithName("envoy")})
+		certs, err := hostCerts(ctx, f, mgr, workDir)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		return p, nil, "127.0.0.1", mgr.Add(runnable(func(ctx context.Context) error { <-ctx.Done(); return p.Close() }))
+		p, err := infra.NewHost(infra.HostOptions{EnvoyBinary: envoy, XDSAddress: "127.0.0.1", XDSPort: uint32(f.xdsPort), ClientCerts: certs,
+			ListenAddress: f.hostListenAddress, WorkDir: workDir, Log: mgr.GetLogger().WithName("envoy")})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return p, certs.ServerOptions(), "127.0.0.1", mgr.Add(runnable(func(ctx context.Context) error { <-ctx.Done(); return p.Close() }))
 	}
 	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
@@ -340,6 +349,25 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 		return nil, nil, "", err
 	}
 	return p, certs.ServerOptions(), "", nil
+}
+
+// hostPKIDir is the directory, in the host provider's work directory, of the xDS CA,
+// the server certificate and the Envoy client certificates (files of mode 0600).
+const hostPKIDir = "xds-pki"
+
+// hostCerts keeps the xDS certificates of the host provider in files: every process on
+// the machine can reach the loopback xDS port, and only a client holding the
+// certificate of a Gateway's namespace may fetch that Gateway's configuration.
+func hostCerts(ctx context.Context, f *managerFlags, mgr ctrl.Manager, workDir string) (*xdscerts.Manager, error) {
+	certs, err := xdscerts.NewFiles(filepath.Join(workDir, hostPKIDir), xdscerts.Options{Namespace: f.namespace, Log: mgr.GetLogger().WithName("xds-certs"),
+		CALifetime: f.xdsCerts.caLifetime, LeafLifetime: f.xdsCerts.leafLifetime, Propagation: f.xdsCerts.propagation, Interval: f.xdsCerts.interval})
+	if err != nil {
+		return nil, err
+	}
+	if err := certs.Ensure(ctx); err != nil {
+		return nil, fmt.Errorf("xDS certificates: %w", err)
+	}
+	return certs, mgr.Add(certs)
 }
 
 // serveXDS starts the xDS gRPC server with the manager.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/portcullis-io/portcullis/controllers/xdscerts"
 	"github.com/portcullis-io/portcullis/egress/bootstrap"
 )
 
@@ -29,10 +30,15 @@ const (
 type HostOptions struct {
 	// EnvoyBinary is the path of the envoy executable.
 	EnvoyBinary string
-	// XDSAddress and XDSPort are where the xDS server listens (plaintext, loopback);
-	// XDSAddress defaults to 127.0.0.1.
+	// XDSAddress and XDSPort are where the xDS server listens (loopback); XDSAddress
+	// defaults to 127.0.0.1.
 	XDSAddress string
 	XDSPort    uint32
+	// ClientCerts, when set (an *xdscerts.Manager made by xdscerts.NewFiles), gives each
+	// Envoy the client certificate of its Gateway's namespace, and Envoy reaches the xDS
+	// server with mutual TLS. When nil Envoy connects in plaintext, which only a server
+	// without credentials accepts (tests of the provider alone).
+	ClientCerts HostClientCerts
 	// ListenAddress is the IP the Envoys bind Gateway listeners on (envoyconfig.Options),
 	// reported in the Gateway's status.addresses; loopback of its family when empty or
 	// unspecified.
@@ -56,6 +62,14 @@ type HostOptions struct {
 	// up to MaxRestartBackoff); defaults 250 ms and 30 s.
 	RestartBackoff, MaxRestartBackoff time.Duration
 }
+
+// HostClientCerts keeps the xDS client certificates of the host's Envoys in files.
+type HostClientCerts interface {
+	ClientSecretEnsurer
+	ClientFiles(namespace string) (xdscerts.ClientFiles, error)
+}
+
+var _ HostClientCerts = (*xdscerts.Manager)(nil)
 
 // Host runs one Envoy process per Gateway on this machine and restarts it when it
 // exits. Listeners come by xDS, so a Gateway's listener changes need no restart.
@@ -99,8 +113,12 @@ func NewHost(opts HostOptions) (*Host, error) {
 // Ensure starts the Gateway's Envoy unless it runs already with the same bootstrap;
 // a changed bootstrap restarts it. It returns 127.0.0.1, where Envoy binds the
 // Gateway's listeners.
-func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAddress, error) {
+func (h *Host) Ensure(ctx context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAddress, error) {
 	if err := gw.validate(); err != nil {
+		return nil, err
+	}
+	tls, err := h.clientTLS(ctx, gw.Namespace)
+	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -121,6 +139,7 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 		AdminPort:      ports.admin,
 		MetricsPort:    ports.metrics,
 		MetricsAddress: hostLoopback,
+		TLS:            tls,
 	})
 	if err != nil {
 		return nil, err
@@ -142,6 +161,22 @@ func (h *Host) Ensure(_ context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAdd
 		h.envoys[gw.key()] = e
 	}
 	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: h.statusAddress()}}, nil
+}
+
+// clientTLS has ClientCerts keep the client certificate of the namespace's Envoys and
+// names its files for the bootstrap; nil without ClientCerts.
+func (h *Host) clientTLS(ctx context.Context, namespace string) (*bootstrap.XDSClientTLS, error) {
+	if h.opts.ClientCerts == nil {
+		return nil, nil
+	}
+	if err := h.opts.ClientCerts.EnsureClientSecret(ctx, namespace, nil); err != nil {
+		return nil, fmt.Errorf("infra: the xDS client certificate of namespace %s: %w", namespace, err)
+	}
+	files, err := h.opts.ClientCerts.ClientFiles(namespace)
+	if err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
+	}
+	return &bootstrap.XDSClientTLS{CertFile: files.Cert, KeyFile: files.Key, CAFile: files.CA, SNI: xdscerts.HostServerName}, nil
 }
 
 // statusAddress is where clients on this machine reach the Gateway's listeners: the
@@ -215,6 +250,19 @@ func (h *Host) MetricsURL(namespace, name string) (string, bool) {
 		return "", false
 	}
 	return e.metricsURL(), true
+}
+
+// OwnPorts are the admin and metrics ports of every Envoy running here, each with the
+// Envoy it belongs to: destinations no Backend may be (translate.Options.OwnPorts).
+func (h *Host) OwnPorts() map[uint32]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[uint32]string{}
+	for key, e := range h.envoys {
+		out[e.ports.admin] = "the admin interface of the Envoy of " + key
+		out[e.ports.metrics] = "the metrics listener of the Envoy of " + key
+	}
+	return out
 }
 
 // PID is the process ID of the Gateway's Envoy, 0 while it is not running (or between

@@ -26,6 +26,9 @@ func (m *Manager) EnsureClientSecret(ctx context.Context, namespace string, owne
 	if st == nil {
 		return ErrNotEnsured
 	}
+	if owner != nil && m.c == nil {
+		return errors.New("xdscerts: the certificates are kept in files, which have no owners")
+	}
 	if owner != nil && owner.GetNamespace() != namespace {
 		return fmt.Errorf("xdscerts: owner %s/%s is not in namespace %s", owner.GetNamespace(), owner.GetName(), namespace)
 	}

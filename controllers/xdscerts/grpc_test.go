@@ -9,18 +9,15 @@ import (
 	"testing"
 	"time"
 
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/go-logr/logr/testr"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/xds"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 	"github.com/portcullis-io/portcullis/internal/testpki"
 )
 
@@ -66,30 +63,6 @@ func clientTLS(t *testing.T, s *corev1.Secret, serverName string, clock *fakeClo
 		cfg.Certificates = []tls.Certificate{pair}
 	}
 	return cfg
-}
-
-// fetch opens an ADS stream as node.cluster gateway, asks for clusters and returns the
-// first response or the stream's error.
-func fetch(t *testing.T, addr string, cfg *tls.Config, gateway string) (*discoveryv3.DiscoveryResponse, error) {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := stream.Send(&discoveryv3.DiscoveryRequest{
-		Node:    &corev3.Node{Id: "test-envoy", Cluster: gateway},
-		TypeUrl: resource.ClusterType,
-	}); err != nil {
-		return nil, err
-	}
-	return stream.Recv()
 }
 
 func TestServerCredentials(t *testing.T) {
@@ -168,7 +141,7 @@ func TestServerCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := fetch(t, addr, tt.tls(t), tt.gateway)
+			resp, err := xdstest.FetchClusters(t, addr, tt.tls(t), tt.gateway)
 			if got := status.Code(err); got != tt.wantCode {
 				t.Fatalf("status = %v (%v), want %v", got, err, tt.wantCode)
 			}
@@ -223,7 +196,7 @@ func TestServerCredentialsAcrossCARotation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := fetch(t, addr, clientTLS(t, tt.secret, serverName, clock), tt.gateway); err != nil {
+			if _, err := xdstest.FetchClusters(t, addr, clientTLS(t, tt.secret, serverName, clock), tt.gateway); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -13,6 +13,9 @@
 // Every replica of the manager may run a Manager: writes carry the resourceVersion they
 // were decided on, and a replica that loses a race re-reads and decides again.
 //
+// On a host (the host provider, `portcullis local`) NewFiles keeps the same
+// certificates in files of mode 0600 instead of Secrets (files.go).
+//
 // Private keys never appear in logs, events or errors.
 package xdscerts
 
@@ -20,7 +23,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -60,7 +62,8 @@ type Options struct {
 
 // Manager keeps the xDS certificates and serves them to the xDS server.
 type Manager struct {
-	c     client.Client
+	c     client.Client // nil with files (NewFiles)
+	store secretStore
 	opts  Options
 	state atomic.Pointer[state]
 }
@@ -80,6 +83,15 @@ func New(c client.Client, opts Options) (*Manager, error) {
 	if opts.Namespace == "" {
 		return nil, errors.New("xdscerts: the manager's namespace is empty")
 	}
+	m, err := withStore(apiStore{c: c}, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.c = c
+	return m, nil
+}
+
+func withStore(store secretStore, opts Options) (*Manager, error) {
 	if len(opts.ServiceNames) == 0 {
 		return nil, errors.New("xdscerts: no DNS name for the xDS server's certificate")
 	}
@@ -90,7 +102,7 @@ func New(c client.Client, opts Options) (*Manager, error) {
 	opts.LeafLifetime = orDefault(opts.LeafLifetime, DefaultLeafLifetime)
 	opts.Propagation = orDefault(opts.Propagation, DefaultPropagation)
 	opts.Interval = orDefault(opts.Interval, DefaultInterval)
-	return &Manager{c: c, opts: opts}, nil
+	return &Manager{store: store, opts: opts}, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -101,7 +113,8 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // Ensure creates or renews the CA, server and client Secrets of the manager's namespace
-// and loads them for ServerCredentials. Calling it again with nothing due writes nothing.
+// (with files: the CA and the server certificate) and loads them for
+// ServerCredentials. Calling it again with nothing due writes nothing.
 func (m *Manager) Ensure(ctx context.Context) error {
 	ca, err := m.ensureCA(ctx)
 	if err != nil {
@@ -111,8 +124,10 @@ func (m *Manager) Ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.ensureLeaf(ctx, m.own(ClientSecretName), clientSpec(m.opts.Namespace), ca, nil); err != nil {
-		return err
+	if m.c != nil { // with files there are no pods in the manager's namespace to serve
+		if _, err := m.ensureLeaf(ctx, m.own(ClientSecretName), clientSpec(m.opts.Namespace), ca, nil); err != nil {
+			return err
+		}
 	}
 	m.state.Store(&state{ca: ca, server: tls.Certificate{
 		Certificate: [][]byte{server.cert.Raw},
@@ -128,15 +143,13 @@ func (m *Manager) Refresh(ctx context.Context) error {
 	if err := m.Ensure(ctx); err != nil {
 		return err
 	}
-	var list corev1.SecretList
-	if err := m.c.List(ctx, &list, client.MatchingLabels{EnvoyClientLabel: envoyClientLabelValue}); err != nil {
-		return fmt.Errorf("list Envoy client Secrets: %w", err)
+	namespaces, err := m.store.envoyClientNamespaces(ctx)
+	if err != nil {
+		return err
 	}
 	var errs []error
-	for _, s := range list.Items {
-		if s.Name == EnvoyClientSecretName {
-			errs = append(errs, m.EnsureClientSecret(ctx, s.Namespace, nil))
-		}
+	for _, ns := range namespaces {
+		errs = append(errs, m.EnsureClientSecret(ctx, ns, nil))
 	}
 	return errors.Join(errs...)
 }
@@ -177,7 +190,7 @@ func (m *Manager) own(name string) types.NamespacedName {
 // ensureCA creates, rotates or repairs the CA Secret and returns the CA in force.
 func (m *Manager) ensureCA(ctx context.Context) (caState, error) {
 	var ca caState
-	_, err := m.syncSecret(ctx, m.own(CASecretName), func(s *corev1.Secret) (bool, error) {
+	err := m.store.sync(ctx, m.own(CASecretName), func(s *corev1.Secret) (bool, error) {
 		d, err := planCA(s.Data, m.opts.Clock(), m.opts.CALifetime)
 		if err != nil {
 			return false, err
@@ -201,7 +214,7 @@ func (m *Manager) ensureCA(ctx context.Context) (caState, error) {
 // labels or owners. It returns the leaf in force.
 func (m *Manager) ensureLeaf(ctx context.Context, key types.NamespacedName, spec leafSpec, ca caState, extra mutateFunc) (keyPair, error) {
 	var pair keyPair
-	_, err := m.syncSecret(ctx, key, func(s *corev1.Secret) (bool, error) {
+	err := m.store.sync(ctx, key, func(s *corev1.Secret) (bool, error) {
 		now := m.opts.Clock()
 		d := planLeaf(s.Data, spec, ca, now, m.opts.Propagation, m.opts.LeafLifetime)
 		changed := setLabels(s, componentLabels(componentOf(key.Name)))

@@ -9,22 +9,34 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // mutateFunc brings a Secret (fresh from the API server, or new and empty) to what it
 // must be and reports whether it changed anything.
 type mutateFunc func(s *corev1.Secret) (changed bool, err error)
 
-// syncSecret reads the Secret, lets mutate decide, and creates or updates it when
-// something changed. A write that raced with another writer (another replica of the
-// manager) is retried from a fresh read, so the decision is always made on the stored
-// state. Errors name the Secret, never its content.
-func (m *Manager) syncSecret(ctx context.Context, key types.NamespacedName, mutate mutateFunc) (*corev1.Secret, error) {
-	var out *corev1.Secret
+// secretStore keeps a Manager's Secrets: in the API server in a cluster (apiStore), in
+// files on a host (fileStore).
+type secretStore interface {
+	// sync reads the Secret, lets mutate decide, and stores it when something changed.
+	// Errors name the Secret, never its content.
+	sync(ctx context.Context, key types.NamespacedName, mutate mutateFunc) error
+	// envoyClientNamespaces lists the namespaces holding an EnvoyClientSecretName Secret.
+	envoyClientNamespaces(ctx context.Context) ([]string, error)
+}
+
+// apiStore keeps the Secrets in the API server.
+type apiStore struct{ c client.Client }
+
+// sync creates or updates the Secret when mutate changed something. A write that raced
+// with another writer (another replica of the manager) is retried from a fresh read, so
+// the decision is always made on the stored state.
+func (a apiStore) sync(ctx context.Context, key types.NamespacedName, mutate mutateFunc) error {
 	raced := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
 	err := retry.OnError(retry.DefaultRetry, raced, func() error {
 		s := &corev1.Secret{}
-		err := m.c.Get(ctx, key, s)
+		err := a.c.Get(ctx, key, s)
 		create := apierrors.IsNotFound(err)
 		if err != nil && !create {
 			return err
@@ -41,15 +53,28 @@ func (m *Manager) syncSecret(ctx context.Context, key types.NamespacedName, muta
 		}
 		switch {
 		case create:
-			err = m.c.Create(ctx, s)
+			err = a.c.Create(ctx, s)
 		case changed:
-			err = m.c.Update(ctx, s)
+			err = a.c.Update(ctx, s)
 		}
-		out = s
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", key, err)
+		return fmt.Errorf("secret %s: %w", key, err)
+	}
+	return nil
+}
+
+func (a apiStore) envoyClientNamespaces(ctx context.Context) ([]string, error) {
+	var list corev1.SecretList
+	if err := a.c.List(ctx, &list, client.MatchingLabels{EnvoyClientLabel: envoyClientLabelValue}); err != nil {
+		return nil, fmt.Errorf("list Envoy client Secrets: %w", err)
+	}
+	var out []string
+	for _, s := range list.Items {
+		if s.Name == EnvoyClientSecretName {
+			out = append(out, s.Namespace)
+		}
 	}
 	return out, nil
 }

@@ -70,7 +70,7 @@ func (t *translator) resolveDestination(b *egressv1alpha1.Backend, d *destinatio
 	case d.hostname == "":
 		return newRefError(egressv1alpha1.ReasonInvalid, "spec.destination has no fqdn, ip or kubernetesService")
 	}
-	return nil
+	return t.refuseOwnDestination(b, *d)
 }
 
 // endpoints returns the addresses Envoy may use for one Backend port.
@@ -128,6 +128,10 @@ func (t *translator) serviceEndpoints(svc *corev1.Service, port int32) ([]ir.End
 			for _, a := range ep.Addresses {
 				if ok, reason := t.checkEndpoint(a); !ok {
 					refused[a] = reason
+					continue
+				}
+				if what := t.ownComponent(netip.MustParseAddr(a), target); what != "" { // checkEndpoint parsed it
+					refused[a] = fmt.Sprintf("port %d is %s", target, what)
 					continue
 				}
 				out = append(out, ir.Endpoint{Address: a, Port: target})

@@ -36,6 +36,9 @@ type testInput struct {
 	Now time.Time `json:"now"`
 	// Unrestricted are the unrestricted caller ranges (local mode's host).
 	Unrestricted []string `json:"unrestricted"`
+	// OwnPorts and OwnAddresses become the Options of the same names.
+	OwnPorts     map[uint32]string `json:"ownPorts"`
+	OwnAddresses []netip.Addr      `json:"ownAddresses"`
 }
 
 // prefixPolicy refuses addresses inside any of its prefixes.
@@ -131,7 +134,8 @@ func loadGoldenInput(t *testing.T, path string) (*egress.Resources, egress.Addre
 	for _, c := range ti.ClusterCIDRs {
 		cluster = append(cluster, netip.MustParsePrefix(c))
 	}
-	return res, ti.Addresses, Options{AddressPolicy: policy, ClusterCIDRs: cluster, Now: now, Unrestricted: unrestricted}
+	return res, ti.Addresses, Options{AddressPolicy: policy, ClusterCIDRs: cluster, Now: now, Unrestricted: unrestricted,
+		OwnPorts: ti.OwnPorts, OwnAddresses: ti.OwnAddresses}
 }
 
 func pemFile(t *testing.T) func(string) string {

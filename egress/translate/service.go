@@ -60,6 +60,9 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		c.Endpoints = vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(key.port))
+		if e := t.refuseOwnEndpoints(key.name, c.Endpoints); e != nil {
+			return &translatedService{err: e}
+		}
 	} else if c.Endpoints, err = t.serviceEndpoints(svc, key.port); err != nil {
 		if err.reason == egressv1alpha1.ReasonServiceNotFound {
 			err.reason = string(gwapiv1.RouteReasonBackendNotFound) // no such port

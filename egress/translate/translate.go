@@ -51,6 +51,15 @@ type Options struct {
 	// it is refused with PortUnavailable naming the holder. None in a cluster, where
 	// Envoy has its pod's ports to itself.
 	HeldPorts map[uint32]string
+	// OwnPorts are the ports Portcullis' own components listen on beside Envoy, with
+	// what listens on each (own_ports.go): the xDS server, the manager's metrics and
+	// health, every Envoy's admin and metrics and, under `portcullis local`, etcd and
+	// kube-apiserver. A destination at one of them on loopback, the unspecified address
+	// or OwnAddresses is refused (ForbiddenDestination) whatever AddressPolicy allows.
+	OwnPorts map[uint32]string
+	// OwnAddresses are this machine's addresses beyond loopback, where a component
+	// bound to every interface is reached too; on a host only.
+	OwnAddresses []netip.Addr
 }
 
 // Result is the output of one translation.

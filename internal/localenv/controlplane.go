@@ -2,6 +2,7 @@ package localenv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -113,10 +114,14 @@ func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin st
 	if err != nil {
 		return err
 	}
+	etcdClient, err := writeEtcdPKI(cp.Dir.Layout)
+	if err != nil {
+		return err
+	}
 	if cp.etcd, err = startChild("etcd", etcdBin, etcdArgs(cp.Dir.Layout, o), cp.Dir.Log("etcd")); err != nil {
 		return err
 	}
-	if err := waitServing(ctx, o.StartTimeout, cp.etcd, etcdHealthy("http://"+loopback(o.EtcdPort))); err != nil {
+	if err := waitServing(ctx, o.StartTimeout, cp.etcd, etcdHealthy(EtcdURL(o.EtcdPort), etcdClient)); err != nil {
 		return err
 	}
 	if cp.apiserver, err = startChild("kube-apiserver", apiBin, apiServerArgs(cp.Dir.Layout, o), cp.Dir.Log("kube-apiserver")); err != nil {
@@ -189,21 +194,33 @@ func (cp *ControlPlane) writePKI() (KeyPair, error) {
 	return admin, nil
 }
 
+// etcdArgs serve clients and peers over TLS on loopback and require a certificate of
+// the etcd CA from both (etcd_pki.go): every process of the machine can reach a
+// loopback port, and etcd holds every Secret in plaintext.
 func etcdArgs(l Layout, o Options) []string {
-	client, peer := "http://"+loopback(o.EtcdPort), "http://"+loopback(o.EtcdPeerPort)
+	client, peer := EtcdURL(o.EtcdPort), "https://"+loopback(o.EtcdPeerPort)
+	pki := func(name string) string { return filepath.Join(l.PKI(), name) }
 	return []string{
 		"--name=portcullis-local",
 		"--data-dir=" + l.Etcd(),
 		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
 		"--initial-cluster=portcullis-local=" + peer,
+		"--client-cert-auth", "--trusted-ca-file=" + pki(etcdCAFile),
+		"--cert-file=" + pki(etcdServerCert), "--key-file=" + pki(etcdServerKey),
+		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + pki(etcdCAFile),
+		"--peer-cert-file=" + pki(etcdServerCert), "--peer-key-file=" + pki(etcdServerKey),
 	}
 }
+
+// EtcdURL is the URL of etcd's client port.
+func EtcdURL(port int) string { return "https://" + loopback(port) }
 
 func apiServerArgs(l Layout, o Options) []string {
 	pki := func(name string) string { return filepath.Join(l.PKI(), name) }
 	return []string{
-		"--etcd-servers=http://" + loopback(o.EtcdPort),
+		"--etcd-servers=" + EtcdURL(o.EtcdPort),
+		"--etcd-cafile=" + pki(etcdCAFile), "--etcd-certfile=" + pki(etcdClientCert), "--etcd-keyfile=" + pki(etcdClientKey),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(o.APIServerPort),
 		"--cert-dir=" + l.PKI(),
 		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
@@ -243,8 +260,8 @@ func waitServing(ctx context.Context, timeout time.Duration, c *child, check fun
 	}
 }
 
-func etcdHealthy(base string) func() error {
-	client := &http.Client{Timeout: 2 * time.Second}
+func etcdHealthy(base string, tlsCfg *tls.Config) func() error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	return func() error { return get(client, base+"/health") }
 }
 

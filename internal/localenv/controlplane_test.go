@@ -104,6 +104,7 @@ func startControlPlane(t *testing.T, ctx context.Context, o Options) *ControlPla
 	if _, err := clientcmd.BuildConfigFromFlags("", cp.Dir.Kubeconfig()); err != nil {
 		t.Fatalf("the kubeconfig does not load: %v", err)
 	}
+	checkEtcdAuthenticated(t, cp, o)
 	if runtime.GOOS == "linux" {
 		if pids, _ := Leftovers(o.DataDir); len(pids) != 2 {
 			t.Fatalf("processes of the data directory while running: %v, want etcd and kube-apiserver", pids)

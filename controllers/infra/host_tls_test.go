@@ -1,0 +1,125 @@
+package infra
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr/testr"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/portcullis-io/portcullis/controllers/xdscerts"
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/xds"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+	"github.com/portcullis-io/portcullis/internal/testenv"
+)
+
+// TestHostProviderMutualTLS runs host Envoys against an xDS server that requires the
+// client certificates the provider hands out (xdscerts.NewFiles): each real Envoy gets
+// its configuration, while a local process without a certificate, or with another
+// namespace's, gets nothing.
+func TestHostProviderMutualTLS(t *testing.T) {
+	ctx := context.Background()
+	bin := testenv.EnvoyBinary(t)
+	pki := filepath.Join(t.TempDir(), "xds-pki")
+	certs, err := xdscerts.NewFiles(pki, xdscerts.Options{Log: testr.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	server := xds.New(testr.New(t))
+	xdsPort := serveXDS(t, server, certs)
+	h, err := NewHost(HostOptions{EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: t.TempDir(), ClientCerts: certs,
+		Log: testr.New(t), LogLevel: "warn", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	a, b := hostGateway("team-a"), hostGateway("team-b")
+	for _, gw := range []Gateway{a, b} {
+		if _, _, err := server.Publish(gw.key(), envoyconfig.Resources{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Ensure(ctx, gw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, gw := range []Gateway{a, b} {
+		waitConnected(t, h, server, gw)
+	}
+	filesA, err := certs.ClientFiles(a.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", xdsPort)
+	tests := []struct {
+		name     string
+		cert     bool
+		gateway  string
+		wantCode codes.Code
+	}{
+		{"team-a's certificate fetches team-a's Gateway", true, a.key(), codes.OK},
+		{"team-a's certificate is refused team-b's Gateway", true, b.key(), codes.PermissionDenied},
+		{"a client without a certificate is refused in the handshake", false, a.key(), codes.Unavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := xdstest.FetchClusters(t, addr, clientConfig(t, filesA, tt.cert), tt.gateway)
+			if got := status.Code(err); got != tt.wantCode {
+				t.Fatalf("status = %v (%v), want %v", got, err, tt.wantCode)
+			}
+			if tt.wantCode == codes.PermissionDenied && !strings.Contains(err.Error(), `"team-a"`) {
+				t.Fatalf("the refusal does not name the certificate's namespace: %v", err)
+			}
+		})
+	}
+	t.Run("every key file is readable by its owner only", func(t *testing.T) {
+		checked := 0
+		err := filepath.WalkDir(pki, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if info.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v, want 0600", path, info.Mode().Perm())
+			}
+			checked++
+			return nil
+		})
+		if err != nil || checked < 9 { // ca, server, two namespaces: three files each
+			t.Fatalf("walked %d files: %v", checked, err)
+		}
+	})
+}
+
+// clientConfig is a TLS client trusting the xDS CA, with the namespace's client
+// certificate when withCert.
+func clientConfig(t *testing.T, files xdscerts.ClientFiles, withCert bool) *tls.Config {
+	t.Helper()
+	ca, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{ServerName: xdscerts.HostServerName, MinVersion: tls.VersionTLS12, RootCAs: x509.NewCertPool()}
+	cfg.RootCAs.AppendCertsFromPEM(ca)
+	if withCert {
+		pair, err := tls.LoadX509KeyPair(files.Cert, files.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg
+}
