@@ -31,6 +31,7 @@ func (b *builder) forwardRoute(r *ir.Route) (*routev3.Route, error) {
 	applyProtocolNeeds(a, targets)
 	applyTimeouts(a, r.Timeouts, r.Retry)
 	applyRetry(a, r.Retry)
+	applyMirrors(a, r.Mirrors)
 	return &routev3.Route{Action: &routev3.Route_Route{Route: a}}, nil
 }
 

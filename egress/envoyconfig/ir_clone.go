@@ -83,6 +83,7 @@ func cloneRoute(r *ir.Route) ir.Route {
 	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
 	out.Timeouts = clonePtr(r.Timeouts, cloneRouteTimeouts)
 	out.Retry = clonePtr(r.Retry, cloneRetry)
+	out.Mirrors = slices.Clone(r.Mirrors)
 	return out
 }
 

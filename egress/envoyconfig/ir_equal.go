@@ -80,7 +80,8 @@ func equalRoute(a, b ir.Route) bool {
 		equalPtr(a.Redirect, b.Redirect, equalRedirect) &&
 		equalPtr(a.DirectResponse, b.DirectResponse, equalValue) &&
 		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight &&
-		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts) && equalPtr(a.Retry, b.Retry, equalRetry)
+		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts) && equalPtr(a.Retry, b.Retry, equalRetry) &&
+		slices.Equal(a.Mirrors, b.Mirrors)
 }
 
 func equalRetry(a, b *ir.Retry) bool {

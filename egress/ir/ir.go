@@ -122,6 +122,15 @@ type Route struct {
 	Timeouts *RouteTimeouts `json:"timeouts,omitempty"`
 	// Retry is the rule's HTTPRoute retry; nil: no retry.
 	Retry *Retry `json:"retry,omitempty"`
+	// Mirrors receive a copy of a share of the requests; their answers are dropped.
+	Mirrors []Mirror `json:"mirrors,omitempty"`
+}
+
+// Mirror sends a copy of Numerator/Denominator of the requests to Cluster.
+type Mirror struct {
+	Cluster     string `json:"cluster"`
+	Numerator   uint32 `json:"numerator"`
+	Denominator uint32 `json:"denominator"`
 }
 
 // Retry resends a request to the Backend when its answer has one of Codes, or when no

@@ -39,6 +39,9 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteBackendProtocolH2C,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 	features.SupportBackendTLSPolicySANValidation,
+	features.SupportHTTPRouteRequestMirror,
+	features.SupportHTTPRouteRequestMultipleMirrors,
+	features.SupportHTTPRouteRequestPercentageMirror,
 	// HTTPRouteRetry is implemented (rules[].retry, TestRetryDataPath) but not claimed:
 	// rules[].retry is in Gateway API v1.6.3's experimental channel only, and the
 	// standard-channel CRDs we install drop the field.

@@ -28,8 +28,10 @@ func applyFilters(r *ir.Route, filters []gwapiv1.HTTPRouteFilter) error {
 			r.Redirect = redirect(f.RequestRedirect)
 		case gwapiv1.HTTPRouteFilterURLRewrite:
 			r.Rewrite = rewrite(f.URLRewrite)
+		case gwapiv1.HTTPRouteFilterRequestMirror:
+			// Resolved with the backendRefs (mirror.go): it names a backend too.
 		default:
-			return fmt.Errorf("filters[%d]: type %s is not supported; supported: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite", i, f.Type)
+			return fmt.Errorf("filters[%d]: type %s is not supported; supported: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror", i, f.Type)
 		}
 	}
 	return nil

@@ -166,6 +166,11 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 		if err := t.routeBackends(g, r, i, rule, &base, &resolved); err != nil {
 			return nil, resolved, err
 		}
+		if base.Redirect == nil {
+			if base.Mirrors, err = t.mirrors(g, r, i, rule.Filters, &resolved); err != nil {
+				return nil, resolved, err
+			}
+		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwapiv1.HTTPRouteMatch{{}}
