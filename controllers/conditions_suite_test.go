@@ -502,11 +502,25 @@ spec:
 		yaml: route(`
   parentRefs: [{name: gw}]
   rules:
+  - filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Magic, name: m}}]
+    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: b}]
+`),
+		wants: func(ns string) []want {
+			return []want{on("HTTPRoute", ns, "r").at("gw").is("Accepted=False/UnsupportedValue").with("ExtensionRef")}
+		},
+	}, {
+		name: "a mirror to a missing Service is reported and left out", ns: "cond-route-mirror",
+		yaml: route(`
+  parentRefs: [{name: gw}]
+  rules:
   - filters: [{type: RequestMirror, requestMirror: {backendRef: {name: mirror, port: 80}}}]
     backendRefs: [{group: egress.portcullis.io, kind: Backend, name: b}]
 `),
 		wants: func(ns string) []want {
-			return []want{on("HTTPRoute", ns, "r").at("gw").is("Accepted=False/UnsupportedValue").with("RequestMirror")}
+			return []want{
+				on("HTTPRoute", ns, "r").at("gw").is("Accepted=True/Accepted"),
+				on("HTTPRoute", ns, "r").at("gw").is("ResolvedRefs=False/BackendNotFound").with("requestMirror.backendRef", "Service "+ns+"/mirror not found"),
+			}
 		},
 	}, {
 		name: "backendRefs to a missing Backend, a missing Service, an unsupported kind", ns: "cond-route-refs",
