@@ -121,9 +121,17 @@ func TestStopLeftoversEndsProcessesOfTheDataDir(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	pids, err := Leftovers(root)
+	// tail opens the file a moment after it starts: look until it has.
+	var pids []int
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		pids, err = Leftovers(root)
+		if (err == nil && slices.Contains(pids, cmd.Process.Pid)) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || !slices.Contains(pids, cmd.Process.Pid) {
-		t.Fatalf("Leftovers = %v, %v; want it to list tail (pid %d)", pids, err, cmd.Process.Pid)
+		t.Fatalf("Leftovers = %v, %v; want it to list tail (pid %d) within 10 s", pids, err, cmd.Process.Pid)
 	}
 	if err := StopLeftovers(root); err != nil {
 		t.Fatal(err)
