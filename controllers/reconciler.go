@@ -106,8 +106,9 @@ type Reconciler struct {
 	// bindRetries is when each Gateway's configuration was last resent after a bind
 	// failure (listener_retry.go).
 	bindRetries map[string]time.Time
-	// kicked is when each late Envoy's xDS stream was last closed (staging_patience.go).
-	kicked map[string]time.Time
+	// lateSince is when each Envoy ("gateway\x00node") was first seen late, kicked when
+	// its xDS stream was last closed (staging_patience.go).
+	lateSince, kicked map[string]time.Time
 	// nacks is each Gateway's NACK isolation (nack_isolation.go).
 	nacks map[string]*nackSearch
 	// clusterPolicy is whether the cluster serves ClusterNetworkPolicy, and when it was

@@ -43,6 +43,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 
 		bindRetries: map[string]time.Time{},
 		kicked:      map[string]time.Time{},
+		lateSince:   map[string]time.Time{},
 		nacks:       map[string]*nackSearch{},
 
 		lastPublished: map[string]ir.Gateway{},

@@ -50,9 +50,9 @@ func (r *Reconciler) requeueWhileHolding() time.Duration {
 }
 
 // warnLateEnvoys tells, once per wait, on the Gateway which Envoys did not
-// acknowledge, and closes their xDS streams (at most once per KickInterval each): a
-// stream that stopped carrying updates is mended by Envoy's reconnection, which asks
-// for the whole configuration again (xds.Server.Kick).
+// acknowledge, and closes the streams of those late for KickAfter (at most once per
+// KickInterval each): a stream that stopped carrying updates is mended by Envoy's
+// reconnection, which asks for the whole configuration again (xds.Server.Kick).
 func (r *Reconciler) warnLateEnvoys(gateway string, obj *gwapiv1.Gateway) {
 	st := r.opts.XDS.Status(gateway)
 	late := lateEnvoys(st)
@@ -80,23 +80,43 @@ func lateEnvoys(st xds.GatewayStatus) []string {
 	return late
 }
 
-// KickInterval is the least time between two closings of one Envoy's xDS stream: a
-// slow Envoy is given time to catch up after reconnecting.
+// KickAfter is how long an Envoy must have been late (seen late at two staging waits
+// this far apart) before its stream is closed: a slow but healthy Envoy on a busy node
+// catches up by itself, and closing its stream would only make it start over.
+var KickAfter = 20 * time.Second
+
+// KickInterval is the least time between two closings of one Envoy's xDS stream.
 const KickInterval = time.Minute
 
+// kickLate closes the streams of the gateway's Envoys that have stayed late for
+// KickAfter, at most once per KickInterval each, and forgets the ones that caught up.
 func (r *Reconciler) kickLate(gateway string, late []string) {
 	now := r.opts.Clock()
+	stillLate := map[string]bool{}
 	for _, node := range late {
-		if last, ok := r.kicked[node]; ok && now.Sub(last) < KickInterval {
+		key := gateway + "\x00" + node
+		stillLate[key] = true
+		first, ok := r.lateSince[key]
+		if !ok {
+			r.lateSince[key] = now
+			continue
+		}
+		if last, ok := r.kicked[key]; now.Sub(first) < KickAfter || (ok && now.Sub(last) < KickInterval) {
 			continue
 		}
 		if r.opts.XDS.Kick(gateway, node) > 0 {
-			r.kicked[node] = now
+			r.kicked[key] = now
+			delete(r.lateSince, key)
 		}
 	}
-	for node, at := range r.kicked {
+	for key := range r.lateSince {
+		if strings.HasPrefix(key, gateway+"\x00") && !stillLate[key] {
+			delete(r.lateSince, key)
+		}
+	}
+	for key, at := range r.kicked {
 		if now.Sub(at) >= KickInterval {
-			delete(r.kicked, node)
+			delete(r.kicked, key)
 		}
 	}
 }

@@ -250,9 +250,11 @@ func wantAnswer(t *testing.T, port uint32, from, host string, status int, body s
 	}
 }
 
+// waitAnswer waits (30 s: a busy CI machine compiles other packages meanwhile) until
+// the gateway answers host from "from" with status and body.
 func waitAnswer(t *testing.T, port uint32, from, host string, status int, body string) {
 	t.Helper()
-	xdstest.WaitFor(t, 15*time.Second, fmt.Sprintf("%d from %s for %s", status, from, host), func() error {
+	xdstest.WaitFor(t, 30*time.Second, fmt.Sprintf("%d from %s for %s", status, from, host), func() error {
 		return answerIs(from, port, host, status, body)
 	})
 }
