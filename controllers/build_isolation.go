@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,25 +13,32 @@ import (
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/ir"
 	"github.com/portcullis-io/portcullis/egress/translate"
+	"github.com/portcullis-io/portcullis/egress/xds"
 )
 
-// One tenant's route must never keep another tenant's change from reaching Envoy. The
+// One tenant's object must never keep another tenant's change from reaching Envoy. The
 // translator refuses every value it knows Envoy would refuse; should a Gateway's
-// configuration still fail to build, the HTTPRoutes responsible are found by halving
-// (a build with a set of routes left out succeeds or not), left out with a condition
-// naming the error, and everything else is published.
+// configuration still fail to build (or fail the proto constraints the xDS server
+// checks), the units responsible (HTTPRoutes and clusters, as in nack_isolation.go) are
+// found by halving (a build with a set of units left out succeeds or not), left out
+// with a condition naming the error, and everything else is published.
 
-// buildIsolating builds a Gateway's configuration, leaving out the HTTPRoutes that make
-// the build fail. It returns the resources, the Gateway as built, and why each route
-// left out ("namespace/name") was; an error only when the failure is not the routes'.
-func buildIsolating(gw ir.Gateway, opts envoyconfig.Options) (envoyconfig.Resources, ir.Gateway, map[string]error, error) {
-	out, err := envoyconfig.Build(gw, opts)
+// buildFunc builds a Gateway's resources: envoyconfig.Build, and the xDS server's checks
+// once publishing found a resource invalid.
+type buildFunc func(ir.Gateway) (envoyconfig.Resources, error)
+
+// buildIsolating builds a Gateway's configuration, leaving out the units that make the
+// build fail. It returns the resources, the Gateway as built, and why each unit left
+// out (an HTTPRoute "namespace/name", a cluster clusterUnit+name) was; an error only
+// when the failure is no unit's.
+func buildIsolating(gw ir.Gateway, build buildFunc) (envoyconfig.Resources, ir.Gateway, map[string]error, error) {
+	out, err := build(gw)
 	if err == nil {
 		return out, gw, nil, nil
 	}
-	routes := httpRoutesIn(gw)
+	routes := unitKeys(gw)
 	builds := func(excluded map[string]bool) error {
-		_, err := envoyconfig.Build(withoutRoutes(gw, excluded), opts)
+		_, err := build(withoutUnits(gw, excluded))
 		return err
 	}
 	if len(routes) == 0 || builds(setOf(routes)) != nil {
@@ -47,9 +55,82 @@ func buildIsolating(gw ir.Gateway, opts envoyconfig.Options) (envoyconfig.Resour
 			why[route] = err // fails only together with another route
 		}
 	}
-	kept := withoutRoutes(gw, excluded)
-	out, err = envoyconfig.Build(kept, opts)
+	kept := withoutUnits(gw, excluded)
+	out, err = build(kept)
 	return out, kept, why, err
+}
+
+// unitKeys lists, sorted, the units of gw: its HTTPRoutes and its clusters.
+func unitKeys(gw ir.Gateway) []string {
+	out := httpRoutesIn(gw)
+	for _, c := range gw.Clusters {
+		out = append(out, clusterUnit+c.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withoutUnits is gw without the routes of the excluded HTTPRoutes and without the
+// excluded clusters (withoutClusters).
+func withoutUnits(gw ir.Gateway, excluded map[string]bool) ir.Gateway {
+	gone := map[string]bool{}
+	for _, c := range gw.Clusters {
+		if excluded[clusterUnit+c.Name] {
+			gone[c.Name] = true
+		}
+	}
+	return withoutClusters(withoutRoutes(gw, excluded), gone)
+}
+
+// unprogrammedBody answers for a route whose destination's cluster was left out.
+const unprogrammedBody = ir.BackendUnavailable + ": Envoy could not take the configuration of this destination\n"
+
+// withoutClusters is gw without the gone clusters and the secrets only they used: a
+// route to one answers 503, a mirror to one is dropped, a CONNECT tunnel to one is
+// refused. Routes, virtual hosts and listeners are copied where they change.
+func withoutClusters(gw ir.Gateway, gone map[string]bool) ir.Gateway {
+	if len(gone) == 0 {
+		return gw
+	}
+	gw.Clusters = slices.DeleteFunc(slices.Clone(gw.Clusters), func(c ir.Cluster) bool { return gone[c.Name] })
+	hosts := func(vhs []ir.VirtualHost) []ir.VirtualHost {
+		out := slices.Clone(vhs)
+		for i := range out {
+			out[i].Routes = slices.Clone(out[i].Routes)
+			for j := range out[i].Routes {
+				out[i].Routes[j] = withoutRouteClusters(out[i].Routes[j], gone)
+			}
+			out[i].Tunnels = slices.Clone(out[i].Tunnels)
+			for j, t := range out[i].Tunnels {
+				out[i].Tunnels[j].NoAddress = t.NoAddress || gone[t.Cluster]
+			}
+		}
+		return out
+	}
+	gw.Listeners = slices.Clone(gw.Listeners)
+	for i := range gw.Listeners {
+		l := &gw.Listeners[i]
+		l.VirtualHosts = hosts(l.VirtualHosts)
+		l.Tenants = slices.Clone(l.Tenants)
+		for j := range l.Tenants {
+			l.Tenants[j].VirtualHosts = hosts(l.Tenants[j].VirtualHosts)
+		}
+	}
+	gw.Secrets = usedSecrets(ir.Gateway{Listeners: gw.Listeners, Clusters: gw.Clusters, Secrets: slices.Clone(gw.Secrets)})
+	return gw
+}
+
+// withoutRouteClusters makes a route that sends to a gone cluster answer 503 instead,
+// and drops its mirrors to gone clusters.
+func withoutRouteClusters(rt ir.Route, gone map[string]bool) ir.Route {
+	if slices.ContainsFunc(rt.Backends, func(b ir.WeightedCluster) bool { return gone[b.Cluster] }) {
+		rt.Backends = nil
+		rt.DirectResponse = &ir.DirectResponse{StatusCode: 503, Body: unprogrammedBody}
+	}
+	if slices.ContainsFunc(rt.Mirrors, func(m ir.Mirror) bool { return gone[m.Cluster] }) {
+		rt.Mirrors = slices.DeleteFunc(slices.Clone(rt.Mirrors), func(m ir.Mirror) bool { return gone[m.Cluster] })
+	}
+	return rt
 }
 
 // readmit takes routes back out of excluded, half by half, as long as the build still
@@ -140,10 +221,47 @@ func setOf(items []string) map[string]bool {
 	return out
 }
 
-// refuseLeftOutRoutes marks each route left out of a Gateway's configuration
-// Accepted=False on that Gateway, with the build's error.
-func refuseLeftOutRoutes(st translate.Statuses, gateway string, why map[string]error) {
-	refuseRoutes(st, gateway, why, "Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served")
+// refuseLeftOut marks each route left out of a Gateway's configuration Accepted=False on
+// that Gateway, and the Backend of each cluster left out Programmed=False, with the
+// build's error. gw is the Gateway before units were left out.
+func refuseLeftOut(st translate.Statuses, gw ir.Gateway, why map[string]error) {
+	refuseRoutes(st, gw.Name, why, "Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served")
+	refuseClusters(st, gw, why, "Envoy's configuration for this Backend could not be built (Gateway %s, cluster %s), so it is left out and the rest of the Gateway is served: %v")
+}
+
+// buildAndPublish builds and publishes a Gateway's configuration, leaving out what
+// fails the build or the xDS server's proto-constraint checks. It returns the Gateway
+// as published, the units left out, and the version.
+func (r *Reconciler) buildAndPublish(gw ir.Gateway) (ir.Gateway, map[string]error, string, error) {
+	build := func(g ir.Gateway) (envoyconfig.Resources, error) {
+		out, err := envoyconfig.Build(g, r.opts.Envoy)
+		if err == nil && mutateForTest != nil {
+			out = mutateForTest(g.Name, out)
+		}
+		return out, err
+	}
+	out, built, leftOut, err := buildIsolating(gw, build)
+	if err != nil {
+		return built, leftOut, "", err
+	}
+	version, _, err := r.opts.XDS.Publish(gw.Name, out)
+	if !errors.Is(err, xds.ErrInvalidResource) {
+		return built, leftOut, version, err
+	}
+	// Checking every resource costs a pass the xDS server avoids for resources it saw
+	// before: only now that one fails is every build checked.
+	checked := func(g ir.Gateway) (envoyconfig.Resources, error) {
+		out, err := build(g)
+		if err == nil {
+			err = xds.Validate(out)
+		}
+		return out, err
+	}
+	out, built, leftOut, err = buildIsolating(gw, checked)
+	if err == nil {
+		version, _, err = r.opts.XDS.Publish(gw.Name, out)
+	}
+	return built, leftOut, version, err
 }
 
 // refuseRoutes marks each route of why Accepted=False on the Gateway, the message being

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestBuildIsolatingLeavesOutOnlyTheFailingRoutes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, built, why, err := buildIsolating(isolationGateway(tc.n, tc.bad...), envoyconfig.Options{})
+			_, built, why, err := buildIsolating(isolationGateway(tc.n, tc.bad...), plainBuild)
 			if err != nil {
 				t.Fatalf("buildIsolating: %v", err)
 			}
@@ -63,12 +64,41 @@ func TestBuildIsolatingLeavesOutOnlyTheFailingRoutes(t *testing.T) {
 	}
 }
 
-// A failure that is not a route's (here a cluster's) is reported, not hidden by
-// leaving routes out.
+// A cluster whose configuration fails to build is left out, not the routes to it: they
+// answer 503 (a Backend's settings are its tenant's, like its routes).
+func TestBuildIsolatingLeavesOutAFailingCluster(t *testing.T) {
+	gw := isolationGateway(3)
+	gw.Clusters = append(gw.Clusters, ir.Cluster{Name: "backend/team-1/own/http",
+		RequestHeaders: &ir.HeaderMutation{Set: []ir.Header{{Name: "host", Value: "x"}}}})
+	vh := &gw.Listeners[0].Tenants[1].VirtualHosts[0]
+	vh.Routes = slices.Clone(vh.Routes)
+	vh.Routes[0].Backends = []ir.WeightedCluster{{Cluster: "backend/team-1/own/http", Weight: 1}}
+
+	_, built, why, err := buildIsolating(gw, plainBuild)
+	if err != nil || len(why) != 1 || why["cluster backend/team-1/own/http"] == nil {
+		t.Fatalf("err = %v, left out %v; want only the failing cluster left out", err, why)
+	}
+	if r := built.Listeners[0].Tenants[1].VirtualHosts[0].Routes[0]; r.DirectResponse == nil || r.DirectResponse.StatusCode != 503 {
+		t.Errorf("team-1's route to the left-out cluster is %+v, want a 503", r)
+	}
+	if r := built.Listeners[0].Tenants[0].VirtualHosts[0].Routes[0]; r.DirectResponse != nil || len(r.Backends) != 1 {
+		t.Errorf("team-0's route is %+v, want it unchanged", r)
+	}
+	if r := gw.Listeners[0].Tenants[1].VirtualHosts[0].Routes[0]; r.DirectResponse != nil {
+		t.Error("the staged Gateway's route was changed in place")
+	}
+}
+
+// A failure that is no unit's (a listener's) is reported, not hidden by leaving units
+// out.
 func TestBuildIsolatingReportsFailuresOfOtherObjects(t *testing.T) {
 	gw := isolationGateway(3)
-	gw.Clusters[0].RequestHeaders = &ir.HeaderMutation{Set: []ir.Header{{Name: "host", Value: "x"}}}
-	if _, _, why, err := buildIsolating(gw, envoyconfig.Options{}); err == nil || len(why) != 0 {
-		t.Fatalf("err = %v, left out %v; want the cluster's error and no route left out", err, why)
+	gw.Listeners[0].TLS = &ir.ListenerTLS{CertificateSecrets: []string{"tls/missing"}}
+	if _, _, why, err := buildIsolating(gw, plainBuild); err == nil || len(why) != 0 {
+		t.Fatalf("err = %v, left out %v; want the listener's error and nothing left out", err, why)
 	}
+}
+
+func plainBuild(gw ir.Gateway) (envoyconfig.Resources, error) {
+	return envoyconfig.Build(gw, envoyconfig.Options{})
 }

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,10 +35,15 @@ const hostileDeadline = 2 * time.Second
 //
 // The NACK case needs something Envoy rejects that translation lets through. Each such
 // value found is refused at translation (that is the fix), so none can stay in a test:
-// a test-only hook (mutateForTest) gives A's route a regex Envoy cannot compile, after
-// translation and build. Nothing in production sets the hook.
+// a test-only hook (mutateForTest) gives A's route a regex Envoy cannot compile, the
+// cluster of a Backend with a 7s connect timeout a negative one (which the xDS server's
+// proto checks refuse) and that of a Backend with a 9s one a static address Envoy
+// cannot parse, after translation. Nothing in production sets the hook.
 func TestHostileTenantHoldsNoOneBack(t *testing.T) {
-	mutateForTest = poisonRoutes(map[string]bool{"hostile-a/nacked": true})
+	routes := poisonRoutes(map[string]bool{"hostile-a/nacked": true})
+	mutateForTest = func(gw string, res envoyconfig.Resources) envoyconfig.Resources {
+		return poisonClusters(gw, routes(gw, res))
+	}
 	t.Cleanup(func() { mutateForTest = nil })
 	w := newWorld(t)
 	w.port = xdstest.FreePort(t)
@@ -54,6 +62,9 @@ func TestHostileTenantHoldsNoOneBack(t *testing.T) {
 
 			w.apply(tc.yaml)
 			waitWants(t, w, tc.wants, 30*time.Second)
+			if tc.refused.host != "" {
+				waitAnswer(t, w.port, hostAddr, tc.refused.host, 503, tc.refused.body)
+			}
 
 			token := fmt.Sprintf("token-%d", i)
 			start := time.Now()
@@ -76,6 +87,9 @@ type hostileCase struct {
 	name  string
 	yaml  string
 	wants []want
+	// refused, when set, is A's host that must answer 503 with this body: A's own
+	// route to the object left out.
+	refused struct{ host, body string }
 }
 
 func hostileCases() []hostileCase {
@@ -140,7 +154,35 @@ spec:
 		name:  "a route Envoy rejects (NACK)",
 		yaml:  hostileRouteYAML(ns, "nacked", "nacked.a.test", "a-api"),
 		wants: []want{route("nacked").is("Accepted=False/UnsupportedValue").with("Envoy rejected the configuration of this route", "(unclosed")},
+	}, {
+		name:    "a Backend whose cluster fails the proto constraints",
+		yaml:    hostileTimedBackendYAML("invalid", "7s"),
+		wants:   []want{on("Backend", ns, "invalid").is("Programmed=False/Rejected").with("could not be built", "ConnectTimeout")},
+		refused: struct{ host, body string }{"invalid-backend.a.test", "Envoy could not take the configuration of this destination"},
+	}, {
+		name:    "a Backend Envoy rejects (NACK)",
+		yaml:    hostileTimedBackendYAML("nacked", "9s"),
+		wants:   []want{on("Backend", ns, "nacked").is("Programmed=False/Rejected").with("Envoy rejected this Backend's new settings")},
+		refused: struct{ host, body string }{"nacked-backend.a.test", "no healthy upstream"},
 	}}
+}
+
+// hostileTimedBackendYAML is A's Backend name with a connect timeout (poisonClusters'
+// marker) and a route to it.
+func hostileTimedBackendYAML(name, timeout string) string {
+	return fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: %[1]s, namespace: hostile-a}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: api.b.test}
+    ports: [{name: http, port: 80, protocol: HTTP}]
+  extensions:
+  - type: portcullis.io/connection-pool
+    config: {timeout: %[2]s}
+---`, name, timeout) + hostileRouteYAML("hostile-a", name+"-backend", name+"-backend.a.test", name)
 }
 
 // waitTenantB waits until B's deleted route answers "no route" and its upstream sees the
@@ -228,6 +270,32 @@ spec:
   hostnames: [%s.a.test]
   rules: [{matches: [{path: {type: RegularExpression, value: %q}}], backendRefs: [{group: egress.portcullis.io, kind: Backend, name: a-api}]}]
 `, name, name, regex)
+}
+
+// poisonClusters is a mutateForTest that breaks clusters by their connect timeout, in
+// copies: 7s becomes negative (the proto constraints refuse it), 9s turns the cluster
+// HTTP protocol options of the wrong type (only Envoy refuses that).
+const httpProtocolOptions = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+
+func poisonClusters(_ string, res envoyconfig.Resources) envoyconfig.Resources {
+	clusters := make([]*clusterv3.Cluster, len(res.Clusters))
+	for i, c := range res.Clusters {
+		clusters[i] = c
+		switch c.GetConnectTimeout().AsDuration() {
+		case 7 * time.Second:
+			clusters[i] = proto.Clone(c).(*clusterv3.Cluster)
+			clusters[i].ConnectTimeout = durationpb.New(-time.Second)
+		case 9 * time.Second:
+			wrong, err := anypb.New(&clusterv3.Cluster{Name: "not protocol options"})
+			if err != nil {
+				panic(err)
+			}
+			clusters[i] = proto.Clone(c).(*clusterv3.Cluster)
+			clusters[i].TypedExtensionProtocolOptions = map[string]*anypb.Any{httpProtocolOptions: wrong}
+		}
+	}
+	res.Clusters = clusters
+	return res
 }
 
 // poisonRoutes is a mutateForTest that gives the routes of the named HTTPRoutes a path

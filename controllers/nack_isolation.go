@@ -2,32 +2,41 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/egress/translate"
 	"github.com/portcullis-io/portcullis/egress/xds"
 )
 
 // Envoy may still reject (NACK) a configuration that translation and build let through.
 // It then keeps running the version it last accepted, and every later change of every
 // tenant of the Gateway would wait behind the one object. So when Envoy rejects a
-// Gateway's configuration, the HTTPRoutes responsible are searched for as build
-// isolation searches (build_isolation.go, readmit), except that the question "does this
-// set of routes work?" is asked of Envoy: a candidate is published, and Envoy's ACK or
+// Gateway's configuration, the objects responsible are searched for as build isolation
+// searches (build_isolation.go, readmit), except that the question "does this
+// configuration work?" is asked of Envoy: a candidate is published, and Envoy's ACK or
 // NACK of it, seen on a later reconcile (the xDS server wakes the reconciler), is the
 // answer. Answers are remembered per candidate, so each reconcile replays the search
 // from the start and goes one question further.
 //
-// Probing never takes a working route away from anyone. A candidate leaves out only the
-// changes made since the configuration every Envoy last accepted: a suspect HTTPRoute
-// gets back the routes Envoy runs for it (none if it is new). Route deletions and
+// The search's units are HTTPRoutes (their routes) and clusters (a Backend's or a
+// Service's upstream settings): a tenant changes either. Probing never takes anything
+// working away from anyone. A candidate leaves out only the changes made since the
+// configuration every Envoy last accepted: a suspect HTTPRoute gets back the routes
+// Envoy runs for it (none if it is new), a suspect cluster the settings Envoy runs for
+// it (with the current endpoints, which the DNS guard vetted). Route deletions and
 // secrets are never held back, and while Envoy rejects a candidate it keeps serving what
-// it accepted last. The routes found are left out (with their old routes kept) and
-// marked Accepted=False with Envoy's message, and stay out while they do not change;
-// everyone else's changes are published at once.
+// it accepted last. The units found stay reverted and are marked (an HTTPRoute
+// Accepted=False, a Backend Programmed=False/Rejected) with Envoy's message while they
+// do not change; everyone else's changes are published at once.
 
 // errVerdictPending stops a search whose next question Envoy has not answered yet.
 var errVerdictPending = errors.New("waiting for Envoy's verdict")
@@ -48,8 +57,8 @@ type nackSearch struct {
 	verdicts map[string]error
 	// pending is the candidate published last, until Envoy answers.
 	pending *probe
-	// culprits are the HTTPRoutes left out, each with its routes when it was found
-	// guilty: it stays out while they are the same.
+	// culprits are the units left out, each with its content (unitsOf) when it was
+	// found guilty: it stays out while that is the same.
 	culprits map[string]culprit
 }
 
@@ -59,12 +68,32 @@ type probe struct {
 }
 
 type culprit struct {
-	routes []ir.Route
-	err    error
+	unit any
+	err  error
+}
+
+// clusterUnit prefixes a cluster's name to make its unit key; an HTTPRoute's key
+// ("namespace/name") never holds a space.
+const clusterUnit = "cluster "
+
+// unitsOf is what the search may revert, by key: each HTTPRoute's routes, and each
+// cluster's settings without its endpoints (which change with DNS answers and are never
+// what Envoy rejects).
+func unitsOf(gw ir.Gateway) map[string]any {
+	out := map[string]any{}
+	for name, rs := range routesByHTTPRoute(gw) {
+		out[name] = rs
+	}
+	for _, c := range gw.Clusters {
+		c.Endpoints = nil
+		out[clusterUnit+c.Name] = c
+	}
+	return out
 }
 
 // isolateNacks returns the configuration to publish for a staged Gateway, the key of
-// the candidate (for published), and the HTTPRoutes left out with Envoy's message.
+// the candidate (for published), and the units left out (HTTPRoutes "namespace/name",
+// clusters clusterUnit+name) with Envoy's message.
 func (r *Reconciler) isolateNacks(gw ir.Gateway) (ir.Gateway, string, map[string]error) {
 	s := r.nacks[gw.Name]
 	if s == nil {
@@ -85,6 +114,24 @@ func (r *Reconciler) published(gateway, key, version string, gw ir.Gateway) {
 	if s := r.nacks[gateway]; s != nil {
 		s.pending = &probe{key: key, version: version, gw: gw}
 	}
+}
+
+// probeAnswered asks for a reconcile at once when the candidate just published to ask
+// Envoy a question is a version every Envoy already runs (an earlier candidate came out
+// the same after build isolation): Envoy sends no new ACK then, and only a reconcile
+// reads the verdict. A candidate whose answer is known (the search is over) asks
+// nothing, so this never loops.
+func (r *Reconciler) probeAnswered() time.Duration {
+	for name, s := range r.nacks {
+		p := s.pending
+		if p == nil || len(s.verdicts) == 0 {
+			continue
+		}
+		if _, known := s.verdicts[p.key]; !known && r.opts.XDS.Status(name).Version == p.version && r.envoysRunLatest(name) {
+			return time.Millisecond
+		}
+	}
+	return 0
 }
 
 // searching tells whether a NACK search of the Gateway is under way: staging must not
@@ -137,16 +184,24 @@ func (s *nackSearch) record(key string, verdict error) {
 	s.verdicts[key] = verdict
 }
 
-// next is the set of HTTPRoutes to leave out of the candidate published now: the known
+// next is the set of units to leave out of the candidate published now: the known
 // culprits, plus whatever the search needs to ask Envoy about next; when the search is
 // over, its culprits.
 func (s *nackSearch) next(gw ir.Gateway) map[string]bool {
-	routes := routesByHTTPRoute(gw)
 	known := map[string]bool{}
+	if len(s.culprits) == 0 && len(s.verdicts) == 0 {
+		return known // nothing rejected: no need to look at the units
+	}
+	units := unitsOf(gw)
 	for name, c := range s.culprits {
-		if reflect.DeepEqual(routes[name], c.routes) {
+		u, present := units[name]
+		switch {
+		case !present:
+			// Staging held it back from this candidate (or it is gone): nothing to leave
+			// out now, and forgetting it would publish it again, rejected, next time.
+		case reflect.DeepEqual(u, c.unit):
 			known[name] = true
-		} else {
+		default:
 			delete(s.culprits, name) // changed: innocent until Envoy says otherwise
 		}
 	}
@@ -154,10 +209,10 @@ func (s *nackSearch) next(gw ir.Gateway) map[string]bool {
 	if !answered || first == nil {
 		return known
 	}
-	suspects := s.suspects(routes, known)
+	suspects := s.suspects(units, known)
 	all := union(known, setOf(suspects))
 	if len(suspects) == 0 {
-		return known // not the routes' fault: the rejection stays on the Gateway
+		return known // not a unit's fault: the rejection stays on the Gateway
 	}
 	if verdict, answered := s.verdicts[keyOf(all)]; !answered {
 		return all
@@ -183,22 +238,22 @@ func (s *nackSearch) next(gw ir.Gateway) map[string]bool {
 			if why[name] == nil {
 				why[name] = first // fails only together with another route
 			}
-			s.culprits[name] = culprit{routes: routes[name], err: why[name]}
+			s.culprits[name] = culprit{unit: units[name], err: why[name]}
 		}
 	}
 	return excluded
 }
 
-// suspects are the HTTPRoutes, sorted, whose routes differ from those every Envoy ran
-// last (all of them before Envoy accepted anything), known culprits aside.
-func (s *nackSearch) suspects(routes map[string][]ir.Route, known map[string]bool) []string {
-	var before map[string][]ir.Route
+// suspects are the units, sorted, that differ from those every Envoy ran last (all of
+// them before Envoy accepted anything), known culprits aside.
+func (s *nackSearch) suspects(units map[string]any, known map[string]bool) []string {
+	var before map[string]any
 	if s.acked != nil {
-		before = routesByHTTPRoute(*s.acked)
+		before = unitsOf(*s.acked)
 	}
 	var out []string
-	for name, rs := range routes {
-		if !known[name] && !reflect.DeepEqual(rs, before[name]) {
+	for name, u := range units {
+		if !known[name] && !reflect.DeepEqual(u, before[name]) {
 			out = append(out, name)
 		}
 	}
@@ -218,7 +273,8 @@ func (s *nackSearch) why(excluded map[string]bool) map[string]error {
 }
 
 // candidate is base with the routes of the excluded HTTPRoutes replaced by those Envoy
-// ran last, with the clusters those need.
+// ran last, with the clusters those need, and the excluded clusters' settings by those
+// Envoy ran last.
 func (s *nackSearch) candidate(excluded map[string]bool) ir.Gateway {
 	if len(excluded) == 0 {
 		return s.base
@@ -236,7 +292,40 @@ func (s *nackSearch) candidate(excluded map[string]bool) ir.Gateway {
 			l.Tenants[j].VirtualHosts = revertHosts(l.Tenants[j].VirtualHosts, findTenant(prev, l.Tenants[j].Namespace).VirtualHosts, excluded)
 		}
 	}
-	return withClusters(out.Listeners, out, before, routedClusters(out))
+	return revertClusters(withClusters(out.Listeners, out, before, routedClusters(out)), before, excluded)
+}
+
+// revertClusters gives the excluded clusters of gw the settings they have in before,
+// keeping their current endpoints, with the secrets those settings name. An excluded
+// cluster before lacks becomes a stub without settings or endpoints: its routes answer
+// 503 (nothing answered there before either). Dropping it instead would drop its
+// endpoints resource, a change Envoy never sees (it never subscribed to it), so Envoy
+// would never seem to run the candidate.
+func revertClusters(gw, before ir.Gateway, excluded map[string]bool) ir.Gateway {
+	reverted := false
+	for i, c := range gw.Clusters {
+		if !excluded[clusterUnit+c.Name] {
+			continue
+		}
+		if !reverted {
+			gw.Clusters, reverted = slices.Clone(gw.Clusters), true
+		}
+		j := slices.IndexFunc(before.Clusters, func(b ir.Cluster) bool { return b.Name == c.Name })
+		if j < 0 {
+			gw.Clusters[i] = ir.Cluster{Name: c.Name, Origin: c.Origin, Protocol: c.Protocol}
+			continue
+		}
+		old := before.Clusters[j]
+		old.Endpoints = c.Endpoints
+		gw.Clusters[i] = old
+		gw.Secrets = appendSecrets(gw.Secrets, before.Secrets, clusterSecrets(old))
+	}
+	if reverted {
+		gw.Secrets = slices.Clone(gw.Secrets) // usedSecrets deletes in place: base shares them
+		slices.SortFunc(gw.Secrets, func(a, b ir.Secret) int { return strings.Compare(a.Name, b.Name) })
+		gw.Secrets = usedSecrets(gw)
+	}
+	return gw
 }
 
 // revertHosts puts the routes of the excluded HTTPRoutes that before had back into the
@@ -299,7 +388,7 @@ func routesByHTTPRoute(gw ir.Gateway) map[string][]ir.Route {
 	return out
 }
 
-// keyOf names a set of HTTPRoutes.
+// keyOf names a set of units.
 func keyOf(set map[string]bool) string {
 	return strings.Join(sortedKeys(set), "\n")
 }
@@ -322,4 +411,25 @@ func union(a, b map[string]bool) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// refuseClusters marks the Backend behind each cluster of gw in why
+// Programmed=False/Rejected, the message being what (formatted with the Gateway, the
+// cluster and the error); the condition's transition also makes a Warning event. A
+// Service's cluster has no status of its own; Envoy's own log names it.
+func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, what string) {
+	for _, c := range gw.Clusters {
+		err := why[clusterUnit+c.Name]
+		if err == nil || c.Origin.Kind != ir.OriginBackend {
+			continue
+		}
+		bs := st.Backends[c.Origin.Namespace+"/"+c.Origin.Name]
+		if bs == nil {
+			continue
+		}
+		if cond := findCond(bs.Conditions, egressv1alpha1.ConditionProgrammed); cond != nil {
+			cond.Status, cond.Reason = metav1.ConditionFalse, egressv1alpha1.ReasonRejected
+			cond.Message = fmt.Sprintf(what, gw.Name, c.Name, err)
+		}
+	}
 }

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // fakeEnvoy stands for Envoy's verdict on a candidate (pure code: the search is tested
 // against the real Envoy in hostile_tenant_test.go): it rejects any configuration with a
-// regex route.
+// regex route or a negative connect timeout.
 func fakeEnvoy(gw ir.Gateway) error {
 	var bad []string
 	forEachRoute(gw, func(r ir.Route) {
@@ -20,6 +21,11 @@ func fakeEnvoy(gw ir.Gateway) error {
 			bad = append(bad, r.Name)
 		}
 	})
+	for _, c := range gw.Clusters {
+		if c.ConnectTimeout < 0 {
+			bad = append(bad, c.Name)
+		}
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("invalid regex in %s", strings.Join(bad, ", "))
 	}
@@ -131,19 +137,97 @@ func TestNackCulpritStaysOutWithoutAnotherSearch(t *testing.T) {
 	}
 }
 
-// A rejection no route causes (every suspect left out is still rejected) leaves no route
-// out: the Gateway shows the rejection.
-func TestNackSearchBlamesNoRouteForOthersFaults(t *testing.T) {
+// A rejection no unit causes (with every suspect left out Envoy still rejects) leaves
+// nothing out: the Gateway shows the rejection.
+func TestNackSearchBlamesNoUnitForOthersFaults(t *testing.T) {
 	s := &nackSearch{culprits: map[string]culprit{}}
 	gw := isolationGateway(3)
 	s.base = gw
-	s.record(keyOf(nil), errors.New("cluster rejected"))
+	s.record(keyOf(nil), errors.New("listener rejected"))
 	all := s.next(gw)
-	if len(all) != 3 {
-		t.Fatalf("asked about %v, want every route left out", all)
+	if len(all) != 4 {
+		t.Fatalf("asked about %v, want every route and the cluster left out", all)
 	}
-	s.record(keyOf(all), errors.New("cluster rejected"))
+	s.record(keyOf(all), errors.New("listener rejected"))
 	if got := s.next(gw); len(got) != 0 || len(s.culprits) != 0 {
 		t.Fatalf("left out %v (culprits %v), want nothing", got, s.culprits)
+	}
+}
+
+// A Backend's cluster whose new settings Envoy rejects keeps the settings Envoy ran,
+// with its new endpoints and without the secrets only the rejected settings named; the
+// routes changed at the same time go through.
+func TestNackSearchRevertsARejectedCluster(t *testing.T) {
+	good := isolationGateway(3)
+	good.Clusters = append(good.Clusters, ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: time.Second,
+		Endpoints: []ir.Endpoint{{Address: "192.0.2.1", Port: 80}}})
+	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
+
+	desired := isolationGateway(3)
+	desired.Clusters = append(desired.Clusters, ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: -time.Second,
+		Credential: &ir.Credential{Header: "Authorization", Secret: "credential/team-1/own"},
+		Endpoints:  []ir.Endpoint{{Address: "192.0.2.2", Port: 80}}})
+	desired.Secrets = []ir.Secret{{Name: "credential/team-1/own"}}
+	vh := &desired.Listeners[0].Tenants[2].VirtualHosts[0] // team-2 changes its route meanwhile
+	vh.Routes = slices.Clone(vh.Routes)
+	vh.Routes[0].Match.Path = "/v2"
+
+	published, why := runSearch(t, s, desired)
+	if len(why) != 1 || why["cluster backend/team-1/own/http"] == nil {
+		t.Fatalf("culprits %v, want only the cluster of team-1's Backend", why)
+	}
+	last := published[len(published)-1]
+	i := slices.IndexFunc(last.Clusters, func(c ir.Cluster) bool { return c.Name == "backend/team-1/own/http" })
+	if i < 0 {
+		t.Fatal("the reverted cluster is gone: routes to it would fail")
+	}
+	if c := last.Clusters[i]; c.ConnectTimeout != time.Second || c.Credential != nil || c.Endpoints[0].Address != "192.0.2.2" {
+		t.Errorf("cluster %+v, want the settings Envoy ran (1s, no credential) with the new endpoint 192.0.2.2", c)
+	}
+	if len(last.Secrets) != 0 {
+		t.Errorf("secrets %v published, want none: only the rejected settings used one", last.Secrets)
+	}
+	if r := last.Listeners[0].Tenants[2].VirtualHosts[0].Routes[0]; r.Match.Path != "/v2" {
+		t.Errorf("team-2's route matches %q, want its change /v2 published", r.Match.Path)
+	}
+	if desired.Secrets[0].Name != "credential/team-1/own" || len(desired.Secrets) != 1 {
+		t.Errorf("the staged Gateway's secrets were changed in place: %v", desired.Secrets)
+	}
+
+	// The culprit stays reverted while unchanged; fixed, it is published as is.
+	desired.Clusters = slices.Clone(desired.Clusters) // a new translation: nothing shared with the last
+	desired.Clusters[1].ConnectTimeout = 2 * time.Second
+	published, why = runSearch(t, s, desired)
+	if len(why) != 0 || len(published) != 1 {
+		t.Fatalf("after the fix: culprits %v in %d candidates, want none in one", why, len(published))
+	}
+}
+
+// A new cluster Envoy rejects becomes a stub with no settings and no endpoints: the new
+// route to it answers 503 (nothing answered there before).
+func TestNackSearchStubsARejectedNewCluster(t *testing.T) {
+	good := isolationGateway(2)
+	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
+	desired := isolationGateway(2)
+	desired.Clusters = append(desired.Clusters, ir.Cluster{Name: "backend/team-0/new/http", ConnectTimeout: -time.Second,
+		Endpoints: []ir.Endpoint{{Address: "192.0.2.9", Port: 443}}})
+	vh := &desired.Listeners[0].Tenants[0].VirtualHosts[0]
+	vh.Routes = slices.Clone(vh.Routes)
+	vh.Routes[0].Backends = []ir.WeightedCluster{{Cluster: "backend/team-0/new/http", Weight: 1}}
+
+	published, why := runSearch(t, s, desired)
+	if len(why) != 1 || why["cluster backend/team-0/new/http"] == nil {
+		t.Fatalf("culprits %v, want only the new cluster", why)
+	}
+	last := published[len(published)-1]
+	i := slices.IndexFunc(last.Clusters, func(c ir.Cluster) bool { return c.Name == "backend/team-0/new/http" })
+	if i < 0 {
+		t.Fatal("the rejected new cluster is gone, want a stub")
+	}
+	if c := last.Clusters[i]; c.ConnectTimeout != 0 || len(c.Endpoints) != 0 {
+		t.Errorf("the stub is %+v, want no settings and no endpoints", c)
+	}
+	if r := last.Listeners[0].Tenants[1].VirtualHosts[0].Routes[0]; len(r.Backends) != 1 {
+		t.Errorf("team-1's route is %+v, want it unchanged", r)
 	}
 }

@@ -168,7 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.metrics.observe(time.Since(start), result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own))}, err
+	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered())}, err
 }
 
 // ownPorts reads Options.OwnPorts.
@@ -203,19 +203,15 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			continue
 		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
+		staged := gw
 		gw, probeKey, rejected := r.isolateNacks(gw)
 		refuseRoutes(result.Statuses, gw.Name, rejected,
 			"Envoy rejected the configuration of this route, so the route is left out (Envoy keeps what it ran for it before) and the rest of the Gateway is served")
-		out, built, leftOut, err := buildIsolating(gw, r.opts.Envoy)
-		refuseLeftOutRoutes(result.Statuses, gw.Name, leftOut)
-		gw = built
-		var version string
-		if err == nil {
-			if mutateForTest != nil {
-				out = mutateForTest(gw.Name, out)
-			}
-			version, _, err = r.opts.XDS.Publish(gw.Name, out)
-		}
+		refuseClusters(result.Statuses, staged, rejected,
+			"Envoy rejected this Backend's new settings (Gateway %s, cluster %s), so it keeps what it ran before (nothing, for a new one) and the rest of the Gateway is served: %v")
+		candidate := gw
+		gw, leftOut, version, err := r.buildAndPublish(gw)
+		refuseLeftOut(result.Statuses, candidate, leftOut)
 		if err == nil {
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw

@@ -105,14 +105,16 @@ func usedSecrets(gw ir.Gateway) []ir.Secret {
 // to a cluster it does not have yet: only then must the clusters go first. A route that
 // is new itself (a new HTTPRoute or rule) answered nothing before, so it may come with
 // its clusters in one step, which keeps a new destination's first 200 one round trip
-// sooner.
+// sooner. So may a route that answered with a fixed response (a 500 for a missing
+// Backend, a 503 for a cluster isolation left out): it sent nothing anywhere, and a
+// cluster isolation leaves out again would otherwise hold every route back forever.
 func existingRouteGetsNewCluster(last, desired ir.Gateway) bool {
 	have := map[string]bool{}
 	for _, c := range last.Clusters {
 		have[c.Name] = true
 	}
 	existing := map[string]bool{}
-	forEachRoute(last, func(rt ir.Route) { existing[rt.Name] = true })
+	forEachRoute(last, func(rt ir.Route) { existing[rt.Name] = existing[rt.Name] || len(rt.Backends) > 0 })
 	found := false
 	forEachRoute(desired, func(rt ir.Route) {
 		if !existing[rt.Name] {

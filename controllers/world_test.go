@@ -83,6 +83,8 @@ func newWorld(t *testing.T, opts ...func(*Options)) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w := &world{t: t, c: api.Client, dns: dnstest.NewServer(t), logs: &logLines{}}
+	// Registered first, so it runs last: after the manager stopped.
+	t.Cleanup(func() { w.logs.dumpIfFailed(t) })
 	// The manager logs while stopping, after the test returned: testr would panic then.
 	// The global logger takes only the first world's; each manager gets its own.
 	logger := funcr.New(w.logs.write, funcr.Options{Verbosity: 1})
@@ -309,7 +311,7 @@ func (w *world) resync() {
 // assertResyncWritesNothing triggers a full reconcile and checks no object was rewritten.
 func assertResyncWritesNothing(t *testing.T, w *world, objs []client.Object) {
 	t.Helper()
-	before := resourceVersions(t, w.c, objs) // by position: a Backend and a route may share a name
+	before := settledVersions(t, w.c, objs)
 	w.resync()
 	time.Sleep(2 * time.Second)
 	after := resourceVersions(t, w.c, objs)
@@ -320,6 +322,35 @@ func assertResyncWritesNothing(t *testing.T, w *world, objs []client.Object) {
 	}
 }
 
+// settledVersions waits until no object of objs was written for a second and returns
+// their resourceVersions. A want can hold before the last status write of the same
+// reconcile landed (a busy machine spreads them over seconds); a manager that never
+// stops writing fails here, naming what keeps changing.
+func settledVersions(t *testing.T, c client.Client, objs []client.Object) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := resourceVersions(t, c, objs)
+	for {
+		time.Sleep(time.Second)
+		now := resourceVersions(t, c, objs)
+		var changed []string
+		for i, o := range objs {
+			if now[i] != last[i] {
+				changed = append(changed, kindName(o)+" "+client.ObjectKeyFromObject(o).String())
+			}
+		}
+		if len(changed) == 0 {
+			return now
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("objects still rewritten after 30s with nothing changing: %s", strings.Join(changed, ", "))
+		}
+		last = now
+	}
+}
+
+// resourceVersions returns the objects' resourceVersions by position: a Backend and a
+// route may share a name.
 func resourceVersions(t *testing.T, c client.Client, objs []client.Object) []string {
 	t.Helper()
 	out := make([]string, len(objs))
@@ -339,8 +370,9 @@ func kindName(o client.Object) string {
 	return fmt.Sprintf("%T", o)
 }
 
-// logLines keeps every manager log line (up to V(1)) and prints V(0) lines to stderr,
-// which go test shows only for a failing package.
+// logLines keeps every manager log line (up to V(1)). They are printed only when the
+// test fails (dumpIfFailed): printed as they come, the logs of the tests that passed
+// bury the failure's own message in the package's output.
 type logLines struct {
 	mu    sync.Mutex
 	lines []string
@@ -351,9 +383,27 @@ func (l *logLines) write(prefix, args string) {
 	l.mu.Lock()
 	l.lines = append(l.lines, line)
 	l.mu.Unlock()
-	if !strings.HasPrefix(args, `"level"=1 `) {
-		fmt.Fprintln(os.Stderr, line)
+}
+
+// dumpedLines is how many of the last V(0) lines a failing test prints.
+const dumpedLines = 200
+
+// dumpIfFailed prints the last V(0) lines of the manager to stderr when t failed (V(1)
+// lines too when TEST_LOG_V1 is set: what was published, and every reconcile).
+func (l *logLines) dumpIfFailed(t *testing.T) {
+	if !t.Failed() {
+		return
 	}
+	var v0 []string
+	for _, line := range l.snapshot() {
+		if os.Getenv("TEST_LOG_V1") != "" || !strings.Contains(line, `"level"=1 `) {
+			v0 = append(v0, line)
+		}
+	}
+	if len(v0) > dumpedLines {
+		v0 = v0[len(v0)-dumpedLines:]
+	}
+	fmt.Fprintf(os.Stderr, "--- the last %d manager log lines of %s:\n%s\n--- end of the manager log of %s\n", len(v0), t.Name(), strings.Join(v0, "\n"), t.Name())
 }
 
 // snapshot returns the lines logged so far.

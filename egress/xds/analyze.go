@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -17,6 +18,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 )
 
 // versionLength is the number of hex digits of a version (a truncated SHA-256).
@@ -179,15 +182,49 @@ func parallelFacts(rs []types.Resource) ([]*facts, error) {
 	return out, nil
 }
 
-// factsOf validates r (Envoy would reject what fails the proto constraints, and the
-// message of such a rejection carries the whole resource, keys included) and learns its
-// facts.
-func factsOf(r types.Resource) (*facts, error) {
-	what := fmt.Sprintf("%s %q", r.ProtoReflect().Descriptor().Name(), cachev3.GetResourceName(r))
+// ErrInvalidResource marks a Publish refused because a resource fails the proto
+// constraints: the caller can find which object produced it (Validate) and leave it out.
+var ErrInvalidResource = errors.New("a resource fails Envoy's proto constraints")
+
+// Validate checks every resource of res against the proto constraints as Publish does,
+// without publishing: for the caller's search of the object behind an
+// ErrInvalidResource.
+func Validate(res envoyconfig.Resources) error {
+	for _, rs := range res.ByType() {
+		for _, r := range rs {
+			if err := validate(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks r against its proto constraints: Envoy would reject what fails them,
+// and the message of such a rejection carries the whole resource, keys included.
+func validate(r types.Resource) error {
 	if v, ok := r.(interface{ ValidateAll() error }); ok {
 		if err := v.ValidateAll(); err != nil {
-			return nil, fmt.Errorf("%s is invalid: %w", what, err)
+			what := fmt.Sprintf("%s %q", r.ProtoReflect().Descriptor().Name(), cachev3.GetResourceName(r))
+			return invalidResource{fmt.Errorf("%s is invalid: %w", what, err)}
 		}
+	}
+	return nil
+}
+
+// invalidResource is a validation error that is ErrInvalidResource, with the message
+// of the error it wraps.
+type invalidResource struct{ err error }
+
+func (e invalidResource) Error() string        { return e.err.Error() }
+func (e invalidResource) Unwrap() error        { return e.err }
+func (e invalidResource) Is(target error) bool { return target == ErrInvalidResource }
+
+// factsOf validates r and learns its facts.
+func factsOf(r types.Resource) (*facts, error) {
+	what := fmt.Sprintf("%s %q", r.ProtoReflect().Descriptor().Name(), cachev3.GetResourceName(r))
+	if err := validate(r); err != nil {
+		return nil, err
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
 	if err != nil {
