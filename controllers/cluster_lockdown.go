@@ -19,23 +19,38 @@ import (
 )
 
 // Namespaced NetworkPolicies add up: a tenant allowed to write one (the standard edit
-// role is) can allow all egress beside the lockdown policy. Where the cluster serves the
-// cluster-scoped ClusterNetworkPolicy of sigs.k8s.io/network-policy-api (v1alpha2, from
-// v0.2.0), the manager also writes one in the Admin tier, which every CNI implementing
-// it evaluates before any NetworkPolicy: locked namespaces may reach their Gateways'
-// Envoy pods on listener ports and cluster DNS, and everything else is denied, whatever
-// NetworkPolicy a tenant adds. Without the API the lockdown stays the NetworkPolicy
-// alone (lockdown.go).
+// role is) can allow all egress beside the lockdown policy. Where the cluster serves a
+// cluster-scoped policy API of sigs.k8s.io/network-policy-api, the manager also writes
+// one that every CNI implementing it evaluates before any NetworkPolicy: locked
+// namespaces may reach their Gateways' Envoy pods on listener ports and cluster DNS,
+// and everything else is denied, whatever NetworkPolicy a tenant adds. Two APIs exist:
+// ClusterNetworkPolicy (v1alpha2, from v0.2.0; the Admin tier) and its predecessor
+// AdminNetworkPolicy (v1alpha1, v0.1.x), which the CNIs shipping today implement; the
+// newer is used when both are served. Without either the lockdown stays the
+// NetworkPolicy alone (lockdown.go).
 
-// ClusterLockdownName is the ClusterNetworkPolicy the manager keeps.
+// ClusterLockdownName is the cluster-scoped policy the manager keeps.
 const ClusterLockdownName = "portcullis-egress-lockdown"
 
-// clusterLockdownPriority places the policy in the Admin tier: lower values are
-// evaluated first (0-1000); 100 leaves room for a platform's own policies before it.
+// clusterLockdownPriority places the policy before others: lower values are evaluated
+// first (0-1000); 100 leaves room for a platform's own policies before it.
 const clusterLockdownPriority = 100
 
-// clusterPolicyGVK is the cluster network policy API the manager writes.
-var clusterPolicyGVK = schema.GroupVersionKind{Group: "policy.networking.k8s.io", Version: "v1alpha2", Kind: "ClusterNetworkPolicy"}
+// clusterPolicyAPI is one cluster network policy API: its kind and the spec of the
+// lockdown in it.
+type clusterPolicyAPI struct {
+	gvk  schema.GroupVersionKind
+	spec func(gateways []ir.Gateway) map[string]any
+}
+
+// clusterPolicyAPIs are the APIs the manager can write, preferred first.
+var clusterPolicyAPIs = []*clusterPolicyAPI{
+	{gvk: schema.GroupVersionKind{Group: "policy.networking.k8s.io", Version: "v1alpha2", Kind: "ClusterNetworkPolicy"}, spec: clusterNetworkPolicySpec},
+	{gvk: schema.GroupVersionKind{Group: "policy.networking.k8s.io", Version: "v1alpha1", Kind: "AdminNetworkPolicy"}, spec: adminNetworkPolicySpec},
+}
+
+// clusterPolicyGVK is ClusterNetworkPolicy's kind.
+var clusterPolicyGVK = clusterPolicyAPIs[0].gvk
 
 // clusterPolicyRecheck is how long the manager trusts "the API is not served" before it
 // asks discovery again: the CRD may be installed after the manager started.
@@ -44,33 +59,34 @@ const clusterPolicyRecheck = time.Minute
 // maxPortsPerRule is the API's limit of protocols in one rule.
 const maxPortsPerRule = 25
 
-// +kubebuilder:rbac:groups=policy.networking.k8s.io,resources=clusternetworkpolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy.networking.k8s.io,resources=clusternetworkpolicies;adminnetworkpolicies,verbs=get;list;watch;create;update;patch;delete
 
-// syncClusterLockdown keeps the ClusterNetworkPolicy when the API is served: present
-// while some namespace is locked down, deleted otherwise.
+// syncClusterLockdown keeps the cluster-scoped policy when an API for it is served:
+// present while some namespace is locked down, deleted otherwise.
 func (r *Reconciler) syncClusterLockdown(ctx context.Context, locked bool, gateways []ir.Gateway) error {
-	if !r.clusterPolicyServed() {
+	api := r.clusterPolicyServed()
+	if api == nil {
 		return nil
 	}
 	if !locked {
-		return r.removeClusterLockdown(ctx)
+		return r.removeClusterLockdown(ctx, api)
 	}
-	want := clusterLockdown(gateways)
+	want := clusterLockdown(api, gateways)
 	have := &unstructured.Unstructured{}
-	have.SetGroupVersionKind(clusterPolicyGVK)
+	have.SetGroupVersionKind(api.gvk)
 	err := r.client.Get(ctx, client.ObjectKey{Name: ClusterLockdownName}, have)
 	if meta.IsNoMatchError(err) { // the CRD went away
-		r.clusterPolicy.served = false
+		r.clusterPolicy.api = nil
 		return nil
 	}
 	if apierrors.IsNotFound(err) {
 		return r.client.Create(ctx, want)
 	}
 	if err != nil {
-		return fmt.Errorf("reading ClusterNetworkPolicy %s: %w", ClusterLockdownName, err)
+		return fmt.Errorf("reading %s %s: %w", api.gvk.Kind, ClusterLockdownName, err)
 	}
 	if have.GetLabels()[managedByLabel] != managedBy {
-		return fmt.Errorf("ClusterNetworkPolicy %s exists and is not managed by Portcullis; it is left alone", ClusterLockdownName)
+		return fmt.Errorf("%s %s exists and is not managed by Portcullis; it is left alone", api.gvk.Kind, ClusterLockdownName)
 	}
 	if equalSpec(have, want) {
 		return nil
@@ -85,9 +101,9 @@ func equalSpec(a, b *unstructured.Unstructured) bool {
 	return fmt.Sprint(x) == fmt.Sprint(y)
 }
 
-func (r *Reconciler) removeClusterLockdown(ctx context.Context) error {
+func (r *Reconciler) removeClusterLockdown(ctx context.Context, api *clusterPolicyAPI) error {
 	have := &unstructured.Unstructured{}
-	have.SetGroupVersionKind(clusterPolicyGVK)
+	have.SetGroupVersionKind(api.gvk)
 	err := r.client.Get(ctx, client.ObjectKey{Name: ClusterLockdownName}, have)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -98,27 +114,42 @@ func (r *Reconciler) removeClusterLockdown(ctx context.Context) error {
 	return client.IgnoreNotFound(r.client.Delete(ctx, have))
 }
 
-// clusterPolicyServed asks discovery (through the client's REST mapper) whether the
-// cluster serves ClusterNetworkPolicy; a negative answer is trusted for
-// clusterPolicyRecheck.
-func (r *Reconciler) clusterPolicyServed() bool {
+// clusterPolicyServed asks discovery (through the client's REST mapper) which cluster
+// policy API the cluster serves, the preferred first; nil for none, an answer trusted
+// for clusterPolicyRecheck. A served API is kept until it goes away.
+func (r *Reconciler) clusterPolicyServed() *clusterPolicyAPI {
 	now := r.opts.Clock()
-	if r.clusterPolicy.served || now.Sub(r.clusterPolicy.checked) < clusterPolicyRecheck && !r.clusterPolicy.checked.IsZero() {
-		return r.clusterPolicy.served
+	if r.clusterPolicy.api != nil || now.Sub(r.clusterPolicy.checked) < clusterPolicyRecheck && !r.clusterPolicy.checked.IsZero() {
+		return r.clusterPolicy.api
 	}
 	r.clusterPolicy.checked = now
-	_, err := r.client.RESTMapper().RESTMapping(clusterPolicyGVK.GroupKind(), clusterPolicyGVK.Version)
-	r.clusterPolicy.served = err == nil
-	if err != nil && !meta.IsNoMatchError(err) {
-		r.log.Error(err, "discovering the ClusterNetworkPolicy API")
+	for _, api := range clusterPolicyAPIs {
+		_, err := r.client.RESTMapper().RESTMapping(api.gvk.GroupKind(), api.gvk.Version)
+		if err == nil {
+			r.clusterPolicy.api = api
+			return api
+		}
+		if !meta.IsNoMatchError(err) {
+			r.log.Error(err, "discovering the cluster network policy API", "kind", api.gvk.Kind)
+		}
 	}
-	return r.clusterPolicy.served
+	return nil
 }
 
-// clusterLockdown is the policy: for pods of namespaces labelled for lockdown, accept
-// egress to the Envoy pods of the Gateways (in their own namespaces, by the labels only
-// the provider sets) on listener ports, accept cluster DNS, deny everything else.
-func clusterLockdown(gateways []ir.Gateway) *unstructured.Unstructured {
+// clusterLockdown is the policy, in the API's terms: for pods of namespaces labelled
+// for lockdown, allow egress to the Envoy pods of the Gateways (in their own
+// namespaces, by the labels only the provider sets) on listener ports, allow cluster
+// DNS, deny everything else.
+func clusterLockdown(api *clusterPolicyAPI, gateways []ir.Gateway) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": api.spec(gateways)}}
+	u.SetGroupVersionKind(api.gvk)
+	u.SetName(ClusterLockdownName)
+	u.SetLabels(map[string]string{managedByLabel: managedBy})
+	return u
+}
+
+// clusterNetworkPolicySpec is the lockdown as a ClusterNetworkPolicy in the Admin tier.
+func clusterNetworkPolicySpec(gateways []ir.Gateway) map[string]any {
 	var rules []any
 	ports := envoyListenerPorts(gateways)
 	envoys := envoyPodsPeer(gateways)
@@ -131,27 +162,31 @@ func clusterLockdown(gateways []ir.Gateway) *unstructured.Unstructured {
 	}
 	rules = append(rules,
 		map[string]any{"name": "to-cluster-dns", "action": "Accept",
-			"to": []any{map[string]any{"pods": map[string]any{
-				"namespaceSelector": matchLabels(clusterDNSPeer.NamespaceSelector.MatchLabels),
-				"podSelector":       matchLabels(clusterDNSPeer.PodSelector.MatchLabels)}}},
+			"to": []any{clusterDNSPods()},
 			"protocols": []any{
 				map[string]any{"udp": map[string]any{"destinationPort": map[string]any{"number": int64(53)}}},
 				map[string]any{"tcp": map[string]any{"destinationPort": map[string]any{"number": int64(53)}}}}},
 		map[string]any{"name": "deny-everything-else", "action": "Deny",
 			"to": []any{map[string]any{"networks": []any{"0.0.0.0/0", "::/0"}}, map[string]any{"namespaces": map[string]any{}}}},
 	)
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{
-			"tier":     "Admin",
-			"priority": int64(clusterLockdownPriority),
-			"subject":  map[string]any{"namespaces": matchLabels(map[string]string{LockdownLabel: "true"})},
-			"egress":   rules,
-		},
-	}}
-	u.SetGroupVersionKind(clusterPolicyGVK)
-	u.SetName(ClusterLockdownName)
-	u.SetLabels(map[string]string{managedByLabel: managedBy})
-	return u
+	return map[string]any{
+		"tier":     "Admin",
+		"priority": int64(clusterLockdownPriority),
+		"subject":  lockedNamespaces(),
+		"egress":   rules,
+	}
+}
+
+// lockedNamespaces is the policies' subject: the namespaces labelled for lockdown.
+func lockedNamespaces() map[string]any {
+	return map[string]any{"namespaces": matchLabels(map[string]string{LockdownLabel: "true"})}
+}
+
+// clusterDNSPods selects the cluster DNS pods, as the lockdown NetworkPolicy does.
+func clusterDNSPods() map[string]any {
+	return map[string]any{"pods": map[string]any{
+		"namespaceSelector": matchLabels(clusterDNSPeer.NamespaceSelector.MatchLabels),
+		"podSelector":       matchLabels(clusterDNSPeer.PodSelector.MatchLabels)}}
 }
 
 // envoyPodsPeer selects the Envoy pods of every Gateway, in the Gateways' namespaces

@@ -111,10 +111,10 @@ type Reconciler struct {
 	lateSince, kicked map[string]time.Time
 	// nacks is each Gateway's NACK isolation (nack_isolation.go).
 	nacks map[string]*nackSearch
-	// clusterPolicy is whether the cluster serves ClusterNetworkPolicy, and when it was
-	// last asked (cluster_lockdown.go).
+	// clusterPolicy is the cluster network policy API the cluster serves (nil: none),
+	// and when discovery was last asked (cluster_lockdown.go).
 	clusterPolicy struct {
-		served  bool
+		api     *clusterPolicyAPI
 		checked time.Time
 	}
 	// started and warm hold the first publication until the DNS guard has answered
