@@ -2,6 +2,8 @@ package infra
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"errors"
 	"fmt"
@@ -110,14 +112,23 @@ func NewHost(opts HostOptions) (*Host, error) {
 	return &Host{opts: opts, envoys: map[string]*hostEnvoy{}}, nil
 }
 
-// Ensure starts the Gateway's Envoy unless it runs already with the same bootstrap;
-// a changed bootstrap restarts it. It returns 127.0.0.1, where Envoy binds the
-// Gateway's listeners.
+// Ensure starts the Gateway's Envoy unless it runs already with the same bootstrap
+// and xDS client certificate; a changed bootstrap, or a renewed certificate, restarts
+// it. It returns 127.0.0.1, where Envoy binds the Gateway's listeners.
+//
+// Envoy reads the certificate files of its bootstrap once, at start: without the
+// restart it would go on presenting the old certificate at every reconnection, and be
+// refused once that expires (the in-cluster provider rolls the pods for the same
+// reason). Renewal comes at 2/3 of --xds-cert-lifetime, so this is rare.
 func (h *Host) Ensure(ctx context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAddress, error) {
 	if err := gw.validate(); err != nil {
 		return nil, err
 	}
 	tls, err := h.clientTLS(ctx, gw.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := certificateDigest(tls)
 	if err != nil {
 		return nil, err
 	}
@@ -150,14 +161,20 @@ func (h *Host) Ensure(ctx context.Context, gw Gateway) ([]gwapiv1.GatewayStatusA
 		if err != nil {
 			return nil, err
 		}
+		e.cert = cert
 		h.envoys[gw.key()] = e
-	case !bytes.Equal(e.bootstrap, boot):
-		h.opts.Log.Info("Envoy bootstrap changed; restarting", "gateway", gw.key())
+	case !bytes.Equal(e.bootstrap, boot) || e.cert != cert:
+		why := "Envoy bootstrap changed; restarting"
+		if bytes.Equal(e.bootstrap, boot) {
+			why = "xDS client certificate renewed; restarting Envoy to present it"
+		}
+		h.opts.Log.Info(why, "gateway", gw.key())
 		e.stop()
 		if e, err = h.start(gw.key(), e.dir, boot, ports); err != nil {
 			delete(h.envoys, gw.key())
 			return nil, err
 		}
+		e.cert = cert
 		h.envoys[gw.key()] = e
 	}
 	return []gwapiv1.GatewayStatusAddress{{Type: addressType(gwapiv1.IPAddressType), Value: h.statusAddress()}}, nil
@@ -177,6 +194,23 @@ func (h *Host) clientTLS(ctx context.Context, namespace string) (*bootstrap.XDSC
 		return nil, fmt.Errorf("infra: %w", err)
 	}
 	return &bootstrap.XDSClientTLS{CertFile: files.Cert, KeyFile: files.Key, CAFile: files.CA, SNI: xdscerts.HostServerName}, nil
+}
+
+// certificateDigest digests the public files Envoy's xDS client TLS names (its
+// certificate and the CA bundle); "" without TLS.
+func certificateDigest(t *bootstrap.XDSClientTLS) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	sum := sha256.New()
+	for _, f := range []string{t.CertFile, t.CAFile} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("infra: the xDS client certificate: %w", err)
+		}
+		sum.Write(b)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 // statusAddress is where clients on this machine reach the Gateway's listeners: the

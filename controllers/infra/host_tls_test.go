@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/testr"
 	"google.golang.org/grpc/codes"
@@ -122,4 +123,65 @@ func clientConfig(t *testing.T, files xdscerts.ClientFiles, withCert bool) *tls.
 		cfg.Certificates = []tls.Certificate{pair}
 	}
 	return cfg
+}
+
+// TestHostEnvoyRestartsOnARenewedCertificate: Envoy reads its xDS client certificate
+// once, so when the namespace's certificate is renewed, the next Ensure restarts the
+// Envoy, which connects again presenting the new one; an Ensure with nothing renewed
+// leaves it running.
+func TestHostEnvoyRestartsOnARenewedCertificate(t *testing.T) {
+	ctx := context.Background()
+	bin := testenv.EnvoyBinary(t)
+	const lifetime = 6 * time.Second // renewed once 2/3 of it, 4 s, is over
+	certs, err := xdscerts.NewFiles(filepath.Join(t.TempDir(), "xds-pki"), xdscerts.Options{Log: testr.New(t), LeafLifetime: lifetime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	server := xds.New(testr.New(t))
+	xdsPort := serveXDS(t, server, certs)
+	h, err := NewHost(HostOptions{EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: t.TempDir(), ClientCerts: certs,
+		Log: testr.New(t), LogLevel: "warn", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	gw := hostGateway("team-a")
+	if _, _, err := server.Publish(gw.key(), envoyconfig.Resources{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Ensure(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, h, server, gw)
+	first := h.PID(gw.Namespace, gw.Name)
+	if _, err := h.Ensure(ctx, gw); err != nil || h.PID(gw.Namespace, gw.Name) != first {
+		t.Fatalf("an Ensure with nothing renewed changed the Envoy (pid %d -> %d, %v)", first, h.PID(gw.Namespace, gw.Name), err)
+	}
+	files, err := certs.ClientFiles(gw.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(files.Cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	time.Sleep(lifetime*2/3 + 500*time.Millisecond)
+	if err := certs.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(files.Cert); string(after) == string(before) {
+		t.Fatal("Refresh did not renew the client certificate")
+	}
+	if _, err := h.Ensure(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	if pid := h.PID(gw.Namespace, gw.Name); pid == first {
+		t.Fatalf("the Envoy still runs as pid %d with the old certificate", pid)
+	}
+	waitGone(t, first)
+	waitConnected(t, h, server, gw)
 }

@@ -25,6 +25,9 @@ type hostEnvoy struct {
 	dir       string
 	bootstrap []byte
 	ports     hostPorts
+	// cert digests the xDS client certificate Envoy was started with
+	// (certificateDigest).
+	cert string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd // the running process, nil between an exit and the restart
