@@ -100,6 +100,10 @@ func newWorld(t *testing.T, opts ...func(*Options)) *world {
 
 	cfg := dnsguard.DefaultConfig()
 	cfg.DNSServers, cfg.AllowCIDRs, cfg.IPFamily, cfg.MinTTL = []string{w.dns.Addr()}, []string{"127.0.0.0/8"}, dnsguard.IPv4, time.Second
+	// A server that never answers (the suite's "silent" name) leaves a Backend Pending
+	// for two timeouts: 10 s, long enough to be seen on a busy machine, where the
+	// reconcile that writes Pending can itself take seconds.
+	cfg.Timeout = 5 * time.Second
 	policy, err := cfg.AddressPolicy()
 	if err != nil {
 		t.Fatal(err)
