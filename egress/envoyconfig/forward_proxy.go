@@ -3,6 +3,7 @@ package envoyconfig
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -32,11 +33,21 @@ const (
 	DecisionNoAddress = "denied: no vetted address"
 )
 
+// tunnelCloseDelay is how long a proxy listener waits, once it has closed a connection's
+// stream (the tunnel's destination closed it), for the client to close first before it
+// closes the socket itself. Envoy's default, 1 s, is meant for clients that might miss
+// an error response: a tunnel has none, and its client reads until end of file, so it
+// saw every tunnel that its destination closed end a second late (the forward-proxy
+// benchmark measured that second, not throughput). 100 ms still lets a client that is
+// sending read what it was sent before the socket closes.
+const tunnelCloseDelay = 100 * time.Millisecond
+
 // allowConnect lets a proxy listener's connection manager accept CONNECT. Its routes
 // decide which authorities may be tunnelled to. (No listener strips the Host's port,
 // so a CONNECT to the listener's own port keeps it too.)
 func allowConnect(hcm *hcmv3.HttpConnectionManager) {
 	hcm.UpgradeConfigs = append(hcm.UpgradeConfigs, &hcmv3.HttpConnectionManager_UpgradeConfig{UpgradeType: connectUpgrade})
+	hcm.DelayedCloseTimeout = durationpb.New(tunnelCloseDelay)
 }
 
 // tunnelRoutes are a virtual host's CONNECT routes, one per tunnel, in port order. A

@@ -92,10 +92,25 @@ func echoUpstream(t *testing.T, addr string) *countingListener {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			go echoLines(c)
 		}
 	}()
 	return l
+}
+
+// echoLines echoes each line it reads and closes the connection after echoing "bye".
+func echoLines(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if _, err := io.WriteString(c, line); err != nil || line == "bye\n" {
+			return
+		}
+	}
 }
 
 // proxyUpstreams are the destinations of the test and the listeners nothing may reach.
@@ -215,6 +230,23 @@ func TestForwardProxyDataPath(t *testing.T) {
 		line, err := conn.r.ReadString('\n')
 		if err != nil || line != "ping\n" {
 			t.Fatalf("echo through the tunnel: %q, %v", line, err)
+		}
+	})
+	t.Run("a tunnel its destination closes ends for the client at once, not after Envoy's default second", func(t *testing.T) {
+		conn := connectFrom(t, proxyCallerA, proxyPort, fmt.Sprintf("%s:%d", dbAddr, portOf(u.db.Listener)), 200, "")
+		defer conn.Close()
+		if _, err := conn.Write([]byte("bye\n")); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := conn.r.ReadString('\n'); err != nil || line != "bye\n" {
+			t.Fatalf("echo through the tunnel: %q, %v", line, err)
+		}
+		start := time.Now()
+		if rest, err := io.ReadAll(conn.r); err != nil || len(rest) != 0 {
+			t.Fatalf("after the destination closed: %q, %v; want end of file", rest, err)
+		}
+		if waited := time.Since(start); waited > 500*time.Millisecond {
+			t.Errorf("end of file %v after the destination closed, want under 500 ms (the delayed close is %v)", waited, tunnelCloseDelay)
 		}
 	})
 	t.Run("absolute-form http:// through HTTP_PROXY is routed and TLS is originated", func(t *testing.T) {

@@ -37,16 +37,20 @@ const (
 // the same transfer over a direct connection to the same local upstream, alternating
 // sides, and the tunnel setup latency: from dialling the proxy to reading its 200 for
 // the CONNECT, a new connection each time. It reports MB/s of each side (median of the
-// rounds), their ratio (tunnel / direct), and the setup latency p50 and p99.
+// rounds) from opening the connection to its last byte, their ratio (tunnel / direct),
+// the setup latency p50 and p99, and how long after the last byte the tunnel's end of
+// file comes (the source closes its side; Envoy closes the client's after its delayed
+// close, envoyconfig.tunnelCloseDelay).
 func BenchmarkConnectTunnel(b *testing.B) {
 	source := startByteSource(b)
 	proxyPort := startTunnelProxy(b, source)
 	authority := "127.0.0.1:" + strconv.Itoa(int(source))
-	var direct, tunnel []float64
+	var direct, tunnel, eof []float64
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < tunnelRounds; r++ {
-			direct = append(direct, transferMBps(b, func() net.Conn { return dialTCP(b, authority) }))
-			tunnel = append(tunnel, transferMBps(b, func() net.Conn { return openTunnel(b, proxyPort, authority) }))
+			d, _ := transferMBps(b, func() net.Conn { return dialTCP(b, authority) })
+			t, closed := transferMBps(b, func() net.Conn { return openTunnel(b, proxyPort, authority) })
+			direct, tunnel, eof = append(direct, d), append(tunnel, t), append(eof, ms(closed))
 		}
 	}
 	setups := make([]time.Duration, 0, tunnelSetups)
@@ -63,6 +67,7 @@ func BenchmarkConnectTunnel(b *testing.B) {
 	b.ReportMetric(t/d, "ratio")
 	b.ReportMetric(ms(setups[len(setups)/2]), "setup-p50-ms")
 	b.ReportMetric(ms(setups[len(setups)*99/100]), "setup-p99-ms")
+	b.ReportMetric(median(eof), "eof-after-last-byte-ms")
 }
 
 // startByteSource listens on loopback and writes tunnelTransferBytes to every
@@ -171,16 +176,21 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// transferMBps reads tunnelTransferBytes from a new connection and returns MB/s.
-func transferMBps(b *testing.B, open func() net.Conn) float64 {
+// transferMBps reads tunnelTransferBytes from a new connection, then its end of file.
+// It returns MB/s up to the last byte and how long the end of file came after it.
+func transferMBps(b *testing.B, open func() net.Conn) (float64, time.Duration) {
 	start := time.Now()
 	c := open()
 	defer c.Close()
-	n, err := io.Copy(io.Discard, c)
-	if err != nil || n != tunnelTransferBytes {
+	n, err := io.CopyN(io.Discard, c, tunnelTransferBytes)
+	if err != nil {
 		b.Fatalf("read %d of %d bytes: %v", n, tunnelTransferBytes, err)
 	}
-	return float64(n) / 1e6 / time.Since(start).Seconds()
+	last := time.Now()
+	if extra, err := io.Copy(io.Discard, c); err != nil || extra != 0 {
+		b.Fatalf("after the last byte: %d more bytes, %v; want end of file", extra, err)
+	}
+	return float64(n) / 1e6 / last.Sub(start).Seconds(), time.Since(last)
 }
 
 func median(v []float64) float64 {

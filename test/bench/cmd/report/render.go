@@ -32,6 +32,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderDataPlaneIsolation(&b, c, by["dataplane-isolation"])
 	renderTenancyTranslation(&b, by["tenancy-translation"])
 	renderChurn(&b, by["churn"])
+	renderTunnel(&b, by["tunnel"])
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")
@@ -98,6 +99,7 @@ func renderSummary(b *strings.Builder, by map[string][]result) {
 		}
 	}
 	renderTenancySummary(b, by)
+	renderTunnelSummary(b, by["tunnel"])
 	b.WriteString("\n")
 }
 

@@ -53,7 +53,8 @@ func steps(c config) []step {
 		load := []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}
 		out = append(out,
 			step{key: "dataplane", bench: "^BenchmarkDataPlane$", benchtime: "1x", env: load},
-			step{key: "dataplane-isolation", bench: "^BenchmarkDataPlaneIsolation$", benchtime: "1x", env: load})
+			step{key: "dataplane-isolation", bench: "^BenchmarkDataPlaneIsolation$", benchtime: "1x", env: load},
+			step{key: "tunnel", bench: "^BenchmarkConnectTunnel$", benchtime: "3x"})
 	}
 	return append(out,
 		step{key: "dns", bench: "^BenchmarkDNS(Reresolve|StoreResolve)$", benchtime: fmt.Sprintf("%dx", c.dnsRuns),
