@@ -1,0 +1,139 @@
+package controllers
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+)
+
+// TestTunnelDNSRebinding: a CONNECT tunnel goes only to the DNS guard's vetted
+// addresses, and they follow the name. When the name of a TCP Backend is rebound to an
+// address the guard refuses (the metadata address), the tunnel already open keeps its
+// connection, and every new CONNECT is refused within the answer's TTL (1 s, the
+// world's minimum) plus a refresh, with the decision in the body.
+func TestTunnelDNSRebinding(t *testing.T) {
+	w := newWorld(t)
+	w.port = xdstest.FreePort(t)
+	w.envoy = w.startEnvoy("rebind-gw/egress")
+	echo := echoLinesServer(t)
+	w.dns.Set("db.rebind.test", "db.rebind.test. 1 IN A 127.0.0.1")
+	w.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: rebind-gw}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: egress, namespace: rebind-gw, annotations: {portcullis.io/forward-proxy: proxy}}
+spec:
+  gatewayClassName: portcullis
+  listeners: [{name: proxy, port: %d, protocol: HTTP}]
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: db, namespace: rebind-gw}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: db.rebind.test}
+    ports: [{name: db, port: %d, protocol: TCP}]
+`, w.port, echo))
+	authority := "db.rebind.test:" + strconv.Itoa(int(echo))
+	var open *bufio.ReadWriter
+	xdstest.WaitFor(t, 20*time.Second, "a tunnel to "+authority, func() error {
+		rw, c, err := connect(w.port, authority)
+		if err != nil {
+			return err
+		}
+		t.Cleanup(func() { c.Close() })
+		open = rw
+		return nil
+	})
+	roundTrip(t, open, "before")
+
+	w.dns.Set("db.rebind.test", "db.rebind.test. 1 IN A 169.254.169.254")
+	rebound := time.Now()
+	xdstest.WaitFor(t, 10*time.Second, "new tunnels to be refused", func() error {
+		_, c, err := connect(w.port, authority)
+		if err == nil {
+			c.Close()
+			return fmt.Errorf("CONNECT %s still opens a tunnel", authority)
+		}
+		if err.Error() != "403 "+envoyconfig.DecisionNoAddress+"\n" {
+			return xdstest.Permanent(fmt.Errorf("CONNECT refused with %v, want 403 %q", err, envoyconfig.DecisionNoAddress))
+		}
+		return nil
+	})
+	if cut := time.Since(rebound); cut > 5*time.Second {
+		t.Errorf("new tunnels were refused %v after the rebinding, want within the 1 s TTL and a refresh (5 s)", cut)
+	} else {
+		t.Logf("new tunnels refused %v after the rebinding", cut.Round(time.Millisecond))
+	}
+	roundTrip(t, open, "after") // the tunnel that was open is not cut
+}
+
+// connect opens a CONNECT tunnel through the proxy on port from 127.0.0.1; a refusal
+// is an error "<status> <body>".
+func connect(port uint32, authority string) (*bufio.ReadWriter, net.Conn, error) {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(int(port)), 5*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", authority, authority)
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		return nil, nil, fmt.Errorf("%d %s", resp.StatusCode, body)
+	}
+	return bufio.NewReadWriter(r, bufio.NewWriter(c)), c, nil
+}
+
+func roundTrip(t *testing.T, rw *bufio.ReadWriter, line string) {
+	t.Helper()
+	if _, err := rw.WriteString(line + "\n"); err != nil || rw.Flush() != nil {
+		t.Fatalf("write %q through the tunnel: %v", line, err)
+	}
+	if got, err := rw.ReadString('\n'); err != nil || got != line+"\n" {
+		t.Fatalf("echo of %q through the tunnel: %q, %v", line, got, err)
+	}
+}
+
+// echoLinesServer echoes lines on a loopback port until the test ends.
+func echoLinesServer(t *testing.T) uint32 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
