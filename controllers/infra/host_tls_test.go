@@ -28,23 +28,8 @@ import (
 // namespace's, gets nothing.
 func TestHostProviderMutualTLS(t *testing.T) {
 	ctx := context.Background()
-	bin := testenv.EnvoyBinary(t)
 	pki := filepath.Join(t.TempDir(), "xds-pki")
-	certs, err := xdscerts.NewFiles(pki, xdscerts.Options{Log: testr.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := certs.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	server := xds.New(testr.New(t))
-	xdsPort := serveXDS(t, server, certs)
-	h, err := NewHost(HostOptions{EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: t.TempDir(), ClientCerts: certs,
-		Log: testr.New(t), LogLevel: "warn", Concurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	certs, server, xdsPort, h := startMutualTLSHost(t, pki, 0)
 	a, b := hostGateway("team-a"), hostGateway("team-b")
 	for _, gw := range []Gateway{a, b} {
 		if _, _, err := server.Publish(gw.key(), envoyconfig.Resources{}); err != nil {
@@ -105,6 +90,29 @@ func TestHostProviderMutualTLS(t *testing.T) {
 	})
 }
 
+// startMutualTLSHost keeps xDS certificates in files under pki (client certificates of
+// leafLifetime, the default when 0), serves xDS requiring them, and starts a host
+// provider handing them to its Envoys; both stop when the test ends.
+func startMutualTLSHost(t *testing.T, pki string, leafLifetime time.Duration) (*xdscerts.Manager, *xds.Server, uint32, *Host) {
+	t.Helper()
+	certs, err := xdscerts.NewFiles(pki, xdscerts.Options{Log: testr.New(t), LeafLifetime: leafLifetime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server := xds.New(testr.New(t))
+	xdsPort := serveXDS(t, server, certs)
+	h, err := NewHost(HostOptions{EnvoyBinary: testenv.EnvoyBinary(t), XDSPort: xdsPort, WorkDir: t.TempDir(), ClientCerts: certs,
+		Log: testr.New(t), LogLevel: "warn", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return certs, server, xdsPort, h
+}
+
 // clientConfig is a TLS client trusting the xDS CA, with the namespace's client
 // certificate when withCert.
 func clientConfig(t *testing.T, files xdscerts.ClientFiles, withCert bool) *tls.Config {
@@ -131,23 +139,8 @@ func clientConfig(t *testing.T, files xdscerts.ClientFiles, withCert bool) *tls.
 // leaves it running.
 func TestHostEnvoyRestartsOnARenewedCertificate(t *testing.T) {
 	ctx := context.Background()
-	bin := testenv.EnvoyBinary(t)
 	const lifetime = 6 * time.Second // renewed once 2/3 of it, 4 s, is over
-	certs, err := xdscerts.NewFiles(filepath.Join(t.TempDir(), "xds-pki"), xdscerts.Options{Log: testr.New(t), LeafLifetime: lifetime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := certs.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	server := xds.New(testr.New(t))
-	xdsPort := serveXDS(t, server, certs)
-	h, err := NewHost(HostOptions{EnvoyBinary: bin, XDSPort: xdsPort, WorkDir: t.TempDir(), ClientCerts: certs,
-		Log: testr.New(t), LogLevel: "warn", Concurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close() })
+	certs, server, _, h := startMutualTLSHost(t, filepath.Join(t.TempDir(), "xds-pki"), lifetime)
 	gw := hostGateway("team-a")
 	if _, _, err := server.Publish(gw.key(), envoyconfig.Resources{}); err != nil {
 		t.Fatal(err)
