@@ -194,6 +194,9 @@ func vet(res egress.Resolution, host string, ip netip.Addr, names *dnsguard.Name
 // printResult prints the statuses and, per Gateway, its xDS resources with secrets by
 // name only.
 func printResult(w io.Writer, result translate.Result, opts envoyconfig.Options, format string) error {
+	if format != "json" {
+		return writeResultYAML(w, result, opts)
+	}
 	type gatewayOut struct {
 		Name string           `json:"name"`
 		XDS  map[string][]any `json:"xds"`
@@ -217,15 +220,7 @@ func printResult(w io.Writer, result translate.Result, opts envoyconfig.Options,
 	if err != nil {
 		return err
 	}
-	if format == "json" {
-		_, err = fmt.Fprintln(w, string(js))
-		return err
-	}
-	y, err := yaml.JSONToYAML(js)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(y)
+	_, err = fmt.Fprintln(w, string(js))
 	return err
 }
 

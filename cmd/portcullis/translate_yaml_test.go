@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/portcullis-io/portcullis/egress/envoyconfig"
+	"github.com/portcullis-io/portcullis/egress/translate"
+)
+
+// TestStreamedYAMLIsTheWholeDocumentsConversion: writing the result one resource at a
+// time gives exactly the bytes of converting the whole document at once (what
+// `portcullis translate` printed before it streamed), for Gateways with secrets,
+// several resource kinds and none at all.
+func TestStreamedYAMLIsTheWholeDocumentsConversion(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+	}{
+		{"mutual TLS: clusters, endpoints, listeners, routes, secrets", []string{"../../samples/00-gateway.yaml", "../../samples/03-fqdn-mtls.yaml"}},
+		{"the README's example", []string{"../../examples/translate/egress.yaml"}},
+		{"a Gateway without routes", []string{"../../samples/00-gateway.yaml"}},
+		{"no Gateway", []string{"../../samples/01-fqdn-system-ca.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			adm, err := newAdmission()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := loadFiles(tc.files, adm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := adm.addTo(res); err != nil {
+				t.Fatal(err)
+			}
+			result := translate.Translate(res, nil, translate.Options{Now: time.Unix(0, 0)})
+			var got bytes.Buffer
+			if err := writeResultYAML(&got, result, envoyconfig.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if want := wholeDocumentYAML(t, result); !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("streamed YAML differs from the whole document's conversion:\n--- got\n%s\n--- want\n%s", got.Bytes(), want)
+			}
+		})
+	}
+}
+
+// wholeDocumentYAML is the result converted at once: every Gateway's
+// envoyconfig.Document and the statuses, as one JSON document, then YAML.
+func wholeDocumentYAML(t *testing.T, result translate.Result) []byte {
+	t.Helper()
+	type gatewayOut struct {
+		Name string           `json:"name"`
+		XDS  map[string][]any `json:"xds"`
+	}
+	out := struct {
+		Gateways []gatewayOut       `json:"gateways"`
+		Statuses translate.Statuses `json:"statuses"`
+	}{Statuses: result.Statuses}
+	for _, gw := range result.Gateways {
+		res, err := envoyconfig.Build(gw, envoyconfig.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := envoyconfig.Document(res, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Gateways = append(out.Gateways, gatewayOut{Name: gw.Name, XDS: doc})
+	}
+	js, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.JSONToYAML(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
