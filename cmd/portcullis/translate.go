@@ -192,11 +192,26 @@ func vet(res egress.Resolution, host string, ip netip.Addr, names *dnsguard.Name
 }
 
 // printResult prints the statuses and, per Gateway, its xDS resources with secrets by
-// name only.
+// name only: YAML (streamed, translate_yaml.go) or JSON.
 func printResult(w io.Writer, result translate.Result, opts envoyconfig.Options, format string) error {
 	if format != "json" {
 		return writeResultYAML(w, result, opts)
 	}
+	doc, err := resultDocument(result, opts)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(js))
+	return err
+}
+
+// resultDocument is the whole result as one value: every Gateway's
+// envoyconfig.Document, then the statuses.
+func resultDocument(result translate.Result, opts envoyconfig.Options) (any, error) {
 	type gatewayOut struct {
 		Name string           `json:"name"`
 		XDS  map[string][]any `json:"xds"`
@@ -208,20 +223,15 @@ func printResult(w io.Writer, result translate.Result, opts envoyconfig.Options,
 	for _, gw := range result.Gateways {
 		res, err := envoyconfig.Build(gw, opts)
 		if err != nil {
-			return fmt.Errorf("gateway %s: cannot build Envoy configuration: %w", gw.Name, err)
+			return nil, fmt.Errorf("gateway %s: cannot build Envoy configuration: %w", gw.Name, err)
 		}
 		doc, err := envoyconfig.Document(res, true)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		out.Gateways = append(out.Gateways, gatewayOut{Name: gw.Name, XDS: doc})
 	}
-	js, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(js))
-	return err
+	return out, nil
 }
 
 // printStatic prints a complete static Envoy configuration for one Gateway.

@@ -51,30 +51,14 @@ func TestStreamedYAMLIsTheWholeDocumentsConversion(t *testing.T) {
 	}
 }
 
-// wholeDocumentYAML is the result converted at once: every Gateway's
-// envoyconfig.Document and the statuses, as one JSON document, then YAML.
+// wholeDocumentYAML is the result converted at once, as JSON output's document.
 func wholeDocumentYAML(t *testing.T, result translate.Result) []byte {
 	t.Helper()
-	type gatewayOut struct {
-		Name string           `json:"name"`
-		XDS  map[string][]any `json:"xds"`
+	doc, err := resultDocument(result, envoyconfig.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := struct {
-		Gateways []gatewayOut       `json:"gateways"`
-		Statuses translate.Statuses `json:"statuses"`
-	}{Statuses: result.Statuses}
-	for _, gw := range result.Gateways {
-		res, err := envoyconfig.Build(gw, envoyconfig.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := envoyconfig.Document(res, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Gateways = append(out.Gateways, gatewayOut{Name: gw.Name, XDS: doc})
-	}
-	js, err := json.Marshal(out)
+	js, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
