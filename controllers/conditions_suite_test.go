@@ -44,6 +44,11 @@ kind: GatewayClass
 metadata: {name: %s}
 spec: {controllerName: %s}
 `, suiteClass, w.controller))
+	// The suite's objects must find the manager running, as they would a live one: a
+	// first reconcile that already sees them holds its statuses back while the DNS guard
+	// warms up (warmup.go), and the silent name's Pending would never be written. The
+	// class's status is written by a reconcile that saw no outside name.
+	waitWants(t, w, []want{on("GatewayClass", "", suiteClass).is("Accepted=True/Accepted")}, 30*time.Second)
 	pki := newSuitePKI(t)
 	t.Run("every condition and reason", func(t *testing.T) { testConditions(t, w.in(t), pki) })
 	t.Run("a conflicted HTTPS listener leaves the others programmable", func(t *testing.T) { testConflictedHTTPSListener(t, w.in(t), pki) })
