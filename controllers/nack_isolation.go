@@ -94,12 +94,13 @@ func unitsOf(gw ir.Gateway) map[string]any {
 // isolateNacks returns the configuration to publish for a staged Gateway, the key of
 // the candidate (for published), and the units left out (HTTPRoutes "namespace/name",
 // clusters clusterUnit+name) with Envoy's message.
-func (r *Reconciler) isolateNacks(gw ir.Gateway) (ir.Gateway, string, map[string]error) {
+func (r *Reconciler) isolateNacks(gw, desired ir.Gateway) (ir.Gateway, string, map[string]error) {
 	s := r.nacks[gw.Name]
 	if s == nil {
 		s = &nackSearch{culprits: map[string]culprit{}}
 		r.nacks[gw.Name] = s
 	}
+	s.forgetGone(gw, desired)
 	s.observe(r.opts.XDS.Status(gw.Name))
 	if len(s.verdicts) > 0 && !reflect.DeepEqual(gw, s.base) {
 		s.verdicts = nil // another configuration: the answers were about the old one
@@ -107,6 +108,23 @@ func (r *Reconciler) isolateNacks(gw ir.Gateway) (ir.Gateway, string, map[string
 	s.base = gw
 	excluded := s.next(gw)
 	return s.candidate(excluded), keyOf(excluded), s.why(excluded)
+}
+
+// forgetGone drops the culprits that are neither in the staged Gateway nor in the
+// translated one: deleted objects. One only staging holds back is kept (next).
+func (s *nackSearch) forgetGone(staged, desired ir.Gateway) {
+	if len(s.culprits) == 0 {
+		return
+	}
+	present := setOf(unitKeys(staged))
+	for _, k := range unitKeys(desired) {
+		present[k] = true
+	}
+	for name := range s.culprits {
+		if !present[name] {
+			delete(s.culprits, name)
+		}
+	}
 }
 
 // published records the candidate just published, to read Envoy's verdict on it later.
@@ -197,8 +215,9 @@ func (s *nackSearch) next(gw ir.Gateway) map[string]bool {
 		u, present := units[name]
 		switch {
 		case !present:
-			// Staging held it back from this candidate (or it is gone): nothing to leave
-			// out now, and forgetting it would publish it again, rejected, next time.
+			// Staging held it back from this candidate (forgetGone drops deleted ones):
+			// nothing to leave out now, and forgetting it would publish it again,
+			// rejected, next time.
 		case reflect.DeepEqual(u, c.unit):
 			known[name] = true
 		default:

@@ -231,3 +231,28 @@ func TestNackSearchStubsARejectedNewCluster(t *testing.T) {
 		t.Errorf("team-1's route is %+v, want it unchanged", r)
 	}
 }
+
+// A culprit whose object is deleted is forgotten; one that staging holds back from the
+// candidate while it still exists is kept, so it is not published again, rejected.
+func TestNackCulpritsOfDeletedObjectsAreForgotten(t *testing.T) {
+	good := isolationGateway(3)
+	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
+	desired := isolationGateway(3)
+	desired.Listeners[0].Tenants[1].VirtualHosts[0].Routes = []ir.Route{{Name: "team-1/api/rule/0/match/0",
+		Match: ir.RouteMatch{PathType: ir.PathRegex, Path: "/x"}, Backends: good.Listeners[0].Tenants[1].VirtualHosts[0].Routes[0].Backends}}
+	runSearch(t, s, desired)
+	if _, ok := s.culprits["team-1/api"]; !ok {
+		t.Fatalf("culprits %v, want team-1/api", s.culprits)
+	}
+
+	held := withoutRoutes(desired, map[string]bool{"team-1/api": true}) // staged without it
+	s.forgetGone(held, desired)
+	if _, ok := s.culprits["team-1/api"]; !ok {
+		t.Fatal("a culprit staging held back was forgotten")
+	}
+	gone := withoutRoutes(desired, map[string]bool{"team-1/api": true}) // deleted
+	s.forgetGone(gone, gone)
+	if len(s.culprits) != 0 {
+		t.Fatalf("culprits %v after the route was deleted, want none", s.culprits)
+	}
+}

@@ -204,7 +204,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		}
 		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
 		staged := gw
-		gw, probeKey, rejected := r.isolateNacks(gw)
+		gw, probeKey, rejected := r.isolateNacks(gw, desired)
 		refuseRoutes(result.Statuses, gw.Name, rejected,
 			"Envoy rejected the configuration of this route, so the route is left out (Envoy keeps what it ran for it before) and the rest of the Gateway is served")
 		refuseClusters(result.Statuses, staged, rejected,
