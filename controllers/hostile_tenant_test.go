@@ -110,19 +110,8 @@ apiVersion: v1
 kind: Secret
 metadata: {name: a-token, namespace: hostile-a}
 stringData: {token: a}
----
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: bad-header, namespace: hostile-a}
-spec:
-  destination:
-    type: FQDN
-    fqdn: {hostname: api.b.test}
-    ports: [{name: http, port: 80, protocol: HTTP}]
-  extensions:
-  - type: portcullis.io/credential-injection
-    config: {secretRef: {name: a-token}, key: token, header: "bad header"}
----` + hostileRouteYAML(ns, "bad-header", "bad-header.a.test", "bad-header"),
+---` + hostileBackendYAML("bad-header", `{type: portcullis.io/credential-injection, config: {secretRef: {name: a-token}, key: token, header: "bad header"}}`) +
+			hostileRouteYAML(ns, "bad-header", "bad-header.a.test", "bad-header"),
 		wants: []want{on("Backend", ns, "bad-header").is("Accepted=False/Invalid").with("config.header", `"bad header" is not a valid header name`)},
 	}, {
 		name: "an EndpointSlice of addressType FQDN on a Service a route uses",
@@ -170,19 +159,24 @@ spec:
 // hostileTimedBackendYAML is A's Backend name with a connect timeout (poisonClusters'
 // marker) and a route to it.
 func hostileTimedBackendYAML(name, timeout string) string {
+	return hostileBackendYAML(name, "{type: portcullis.io/connection-pool, config: {timeout: "+timeout+"}}") +
+		hostileRouteYAML("hostile-a", name+"-backend", name+"-backend.a.test", name)
+}
+
+// hostileBackendYAML is A's Backend name to api.b.test:80 with one extension, and a
+// document separator.
+func hostileBackendYAML(name, extension string) string {
 	return fmt.Sprintf(`
 apiVersion: egress.portcullis.io/v1alpha1
 kind: Backend
-metadata: {name: %[1]s, namespace: hostile-a}
+metadata: {name: %s, namespace: hostile-a}
 spec:
   destination:
     type: FQDN
     fqdn: {hostname: api.b.test}
     ports: [{name: http, port: 80, protocol: HTTP}]
-  extensions:
-  - type: portcullis.io/connection-pool
-    config: {timeout: %[2]s}
----`, name, timeout) + hostileRouteYAML("hostile-a", name+"-backend", name+"-backend.a.test", name)
+  extensions: [%s]
+---`, name, extension)
 }
 
 // waitTenantB waits until B's deleted route answers "no route" and its upstream sees the
