@@ -43,6 +43,8 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 		{&gwapiv1.GatewayClassList{}, func(l client.ObjectList) { res.GatewayClasses = l.(*gwapiv1.GatewayClassList).Items }},
 		{&gwapiv1.GatewayList{}, func(l client.ObjectList) { res.Gateways = l.(*gwapiv1.GatewayList).Items }},
 		{&gwapiv1.HTTPRouteList{}, func(l client.ObjectList) { res.HTTPRoutes = l.(*gwapiv1.HTTPRouteList).Items }},
+		{&gwapiv1.TLSRouteList{}, func(l client.ObjectList) { res.TLSRoutes = l.(*gwapiv1.TLSRouteList).Items }},
+		{&gwapiv1.TCPRouteList{}, func(l client.ObjectList) { res.TCPRoutes = l.(*gwapiv1.TCPRouteList).Items }},
 		{&gwapiv1.ReferenceGrantList{}, func(l client.ObjectList) { res.ReferenceGrants = l.(*gwapiv1.ReferenceGrantList).Items }},
 		{&gwapiv1.BackendTLSPolicyList{}, func(l client.ObjectList) { res.BackendTLSPolicies = l.(*gwapiv1.BackendTLSPolicyList).Items }},
 		{&egressv1alpha1.BackendList{}, func(l client.ObjectList) { res.Backends = l.(*egressv1alpha1.BackendList).Items }},

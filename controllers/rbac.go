@@ -4,7 +4,7 @@ package controllers
 // Everything is cluster-wide because Gateways, routes and Backends live in any namespace.
 //
 // Inputs, read through informers:
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants;backendtlspolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;tlsroutes;tcproutes;referencegrants;backendtlspolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=egress.portcullis.io,resources=backends,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services;namespaces,verbs=get;list;watch
 // Pods are the callers of isolated Gateways (only their identity and IPs are kept):
@@ -12,7 +12,7 @@ package controllers
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 //
 // Statuses the translator computes:
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;backendtlspolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;tlsroutes/status;tcproutes/status;backendtlspolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=egress.portcullis.io,resources=backends/status,verbs=get;update;patch
 //
 // Secrets and ConfigMaps: metadata watched cluster-wide, only referenced ones read; the

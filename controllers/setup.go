@@ -76,6 +76,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&gwapiv1.GatewayClass{}, all, specOrSettings).
 		Watches(&gwapiv1.Gateway{}, all, specOrSettings).
 		Watches(&gwapiv1.HTTPRoute{}, all, specOnly).
+		Watches(&gwapiv1.TLSRoute{}, all, specOnly).
+		Watches(&gwapiv1.TCPRoute{}, all, specOnly).
 		Watches(&gwapiv1.ReferenceGrant{}, all).
 		Watches(&gwapiv1.BackendTLSPolicy{}, all, specOnly).
 		Watches(&egressv1alpha1.Backend{}, all, specOnly).

@@ -95,6 +95,10 @@ func (r *Resources) addObject(doc []byte, tm metav1.TypeMeta, decode strictDecod
 		return appendStrict(doc, &r.Gateways, decode)
 	case "HTTPRoute.gateway.networking.k8s.io":
 		return appendStrict(doc, &r.HTTPRoutes, decode)
+	case "TLSRoute.gateway.networking.k8s.io":
+		return appendStrict(doc, &r.TLSRoutes, decode)
+	case "TCPRoute.gateway.networking.k8s.io":
+		return appendStrict(doc, &r.TCPRoutes, decode)
 	case "ReferenceGrant.gateway.networking.k8s.io":
 		return appendStrict(doc, &r.ReferenceGrants, decode)
 	case "BackendTLSPolicy.gateway.networking.k8s.io":
@@ -146,7 +150,7 @@ func appendStrict[T any](doc []byte, into *[]T, decode strictDecoder) error {
 }
 
 // Kinds lists the kinds Load accepts, for error messages and docs.
-var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace", "Pod"}
+var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "TLSRoute", "TCPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace", "Pod"}
 
 // isEmptyDocument reports whether a YAML document holds nothing but comments and blanks.
 func isEmptyDocument(doc []byte) bool {

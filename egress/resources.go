@@ -21,6 +21,8 @@ type Resources struct {
 	GatewayClasses     []gwapiv1.GatewayClass      `json:"gatewayClasses,omitempty"`
 	Gateways           []gwapiv1.Gateway           `json:"gateways,omitempty"`
 	HTTPRoutes         []gwapiv1.HTTPRoute         `json:"httpRoutes,omitempty"`
+	TLSRoutes          []gwapiv1.TLSRoute          `json:"tlsRoutes,omitempty"`
+	TCPRoutes          []gwapiv1.TCPRoute          `json:"tcpRoutes,omitempty"`
 	ReferenceGrants    []gwapiv1.ReferenceGrant    `json:"referenceGrants,omitempty"`
 	Backends           []egressv1alpha1.Backend    `json:"backends,omitempty"`
 	BackendTLSPolicies []gwapiv1.BackendTLSPolicy  `json:"backendTLSPolicies,omitempty"`
@@ -44,6 +46,8 @@ func (r *Resources) DeepCopy() *Resources {
 		GatewayClasses:     copyAll(r.GatewayClasses, (*gwapiv1.GatewayClass).DeepCopy),
 		Gateways:           copyAll(r.Gateways, (*gwapiv1.Gateway).DeepCopy),
 		HTTPRoutes:         copyAll(r.HTTPRoutes, (*gwapiv1.HTTPRoute).DeepCopy),
+		TLSRoutes:          copyAll(r.TLSRoutes, (*gwapiv1.TLSRoute).DeepCopy),
+		TCPRoutes:          copyAll(r.TCPRoutes, (*gwapiv1.TCPRoute).DeepCopy),
 		ReferenceGrants:    copyAll(r.ReferenceGrants, (*gwapiv1.ReferenceGrant).DeepCopy),
 		Backends:           copyAll(r.Backends, (*egressv1alpha1.Backend).DeepCopy),
 		BackendTLSPolicies: copyAll(r.BackendTLSPolicies, (*gwapiv1.BackendTLSPolicy).DeepCopy),

@@ -94,13 +94,13 @@ func unavailableKind(rule gwapiv1.HTTPRouteRule, firstProblem string) string {
 // resolveBackendRef finds the cluster for one backendRef, adding it (and its secrets) to
 // the Gateway.
 func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (ir.WeightedCluster, *refError) {
-	target, isService, rerr := t.backendRefTarget(r, ref)
+	target, kind, rerr := t.backendRefTarget("HTTPRoute", r.Namespace, ref.BackendObjectReference)
 	if rerr != nil {
 		return ir.WeightedCluster{}, rerr
 	}
 	var cluster *ir.Cluster
 	var secrets []ir.Secret
-	if isService {
+	if kind == targetService {
 		cluster, secrets, rerr = t.serviceRef(g, target, ref.Port)
 	} else {
 		cluster, secrets, rerr = t.backendRef(g, target, ref.Port)
@@ -116,10 +116,19 @@ func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, 
 	return ir.WeightedCluster{Cluster: cluster.Name}, nil
 }
 
+// targetKind is the kind of object a backendRef names.
+type targetKind int
+
+const (
+	targetBackend targetKind = iota
+	targetService
+)
+
 // backendRefTarget checks a backendRef's kind and, across namespaces, its ReferenceGrant,
-// and returns the object it names and whether that is a Service (else a Backend).
-func (t *translator) backendRefTarget(r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (types.NamespacedName, bool, *refError) {
-	group, kind, ns := "", "Service", r.Namespace
+// and returns the object it names and its kind. fromKind and fromNS are the kind and
+// namespace of the route that holds the ref.
+func (t *translator) backendRefTarget(fromKind, fromNS string, ref gwapiv1.BackendObjectReference) (types.NamespacedName, targetKind, *refError) {
+	group, kind, ns := "", "Service", fromNS
 	if ref.Group != nil {
 		group = string(*ref.Group)
 	}
@@ -130,13 +139,17 @@ func (t *translator) backendRefTarget(r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBack
 		ns = string(*ref.Namespace)
 	}
 	target := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
-	isService := group == "" && kind == "Service"
-	isBackend := group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind
-	if !isService && !isBackend {
-		return target, false, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
+	var tk targetKind
+	switch {
+	case group == "" && kind == "Service":
+		tk = targetService
+	case group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind:
+		tk = targetBackend
+	default:
+		return target, tk, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
 	}
-	if !t.refAllowed(crossRef{gwapiv1.GroupName, "HTTPRoute", r.Namespace, group, kind, ns, target.Name}) {
-		return target, isService, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
+	if !t.refAllowed(crossRef{gwapiv1.GroupName, fromKind, fromNS, group, kind, ns, target.Name}) {
+		return target, tk, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)
 	}
-	return target, isService, nil
+	return target, tk, nil
 }

@@ -18,9 +18,9 @@ func (t *translator) unattachedRefStatus(r *gwapiv1.HTTPRoute) refStatus {
 	var st refStatus
 	for i, rule := range r.Spec.Rules {
 		for j, ref := range rule.BackendRefs {
-			target, isService, rerr := t.backendRefTarget(r, ref)
+			target, kind, rerr := t.backendRefTarget("HTTPRoute", r.Namespace, ref.BackendObjectReference)
 			if rerr == nil {
-				rerr = t.checkRefExists(target, isService)
+				rerr = t.checkRefExists(target, kind)
 			}
 			if rerr != nil {
 				st.fail(rerr.reason, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", i, j, rerr.msg))
@@ -30,8 +30,8 @@ func (t *translator) unattachedRefStatus(r *gwapiv1.HTTPRoute) refStatus {
 	return st
 }
 
-func (t *translator) checkRefExists(target types.NamespacedName, isService bool) *refError {
-	if isService {
+func (t *translator) checkRefExists(target types.NamespacedName, kind targetKind) *refError {
+	if kind == targetService {
 		if _, ok := t.services[target]; !ok {
 			return newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Service %s not found", target)
 		}
