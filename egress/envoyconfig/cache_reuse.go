@@ -98,6 +98,9 @@ func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
 // listenerRefsResolve tells whether the listener's certificates are still defined as
 // certificates.
 func (b *builder) listenerRefsResolve(l *ir.Listener) bool {
+	if !b.streamTargetsResolve(l) {
+		return false
+	}
 	if l.TLS == nil {
 		return true
 	}

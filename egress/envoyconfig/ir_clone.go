@@ -49,12 +49,19 @@ func cloneListenerHead(l *ir.Listener) *ir.Listener {
 	return &ir.Listener{
 		Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS),
 		Isolated: l.Isolated, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy, Callers: slices.Clone(l.Callers),
-		Tenants: cloneEach(l.Tenants, cloneTenant),
+		Tenants: cloneEach(l.Tenants, cloneTenant), Kind: l.Kind, Streams: cloneEach(l.Streams, cloneStreamRoute),
 	}
 }
 
 func cloneTenant(t *ir.Tenant) ir.Tenant {
-	return ir.Tenant{Namespace: t.Namespace, VirtualHosts: cloneEach(t.VirtualHosts, cloneVirtualHost)}
+	return ir.Tenant{Namespace: t.Namespace, VirtualHosts: cloneEach(t.VirtualHosts, cloneVirtualHost), Streams: cloneEach(t.Streams, cloneStreamRoute)}
+}
+
+func cloneStreamRoute(r *ir.StreamRoute) ir.StreamRoute {
+	out := *r
+	out.ServerNames = slices.Clone(r.ServerNames)
+	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
+	return out
 }
 
 func cloneListener(l *ir.Listener) *ir.Listener {

@@ -51,12 +51,19 @@ func equalSecret(a, b *ir.Secret) bool {
 func equalListenerHead(a, b *ir.Listener) bool {
 	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS) &&
 		a.Isolated == b.Isolated && a.AccessLog == b.AccessLog && a.ForwardProxy == b.ForwardProxy &&
+		a.Kind == b.Kind && slices.EqualFunc(a.Streams, b.Streams, equalStreamRoute) &&
 		slices.Equal(a.Callers, b.Callers) &&
 		slices.EqualFunc(a.Tenants, b.Tenants, equalTenant)
 }
 
 func equalTenant(a, b ir.Tenant) bool {
-	return a.Namespace == b.Namespace && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost)
+	return a.Namespace == b.Namespace && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost) &&
+		slices.EqualFunc(a.Streams, b.Streams, equalStreamRoute)
+}
+
+func equalStreamRoute(a, b ir.StreamRoute) bool {
+	return a.Name == b.Name && slices.Equal(a.ServerNames, b.ServerNames) &&
+		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight
 }
 
 func equalListener(a, b *ir.Listener) bool {

@@ -17,6 +17,9 @@ import (
 // listener isolates tenants, one per caller namespace picked by source address. Each
 // chain is an HTTP connection manager, behind TLS when the listener terminates it.
 func (b *builder) listener(l *ir.Listener) (*listenerv3.Listener, error) {
+	if l.Kind != ir.ListenerHTTP {
+		return b.streamListener(l)
+	}
 	if err := checkPort(l.Port); err != nil {
 		return nil, fmt.Errorf("listener %q: %w", l.Name, err)
 	}

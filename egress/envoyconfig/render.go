@@ -12,7 +12,9 @@ import (
 	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	upstreamcodecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	genericv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
 	networkinputsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/matching/common_inputs/network/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -44,6 +46,9 @@ var Resolver = func() *protoregistry.Types {
 		&rbacconfigv3.Action{},
 		&streamv3.StdoutAccessLog{},
 		&networkinputsv3.SourceIPInput{},
+		&networkinputsv3.ServerNameInput{},
+		&tcpproxyv3.TcpProxy{},
+		&tlsinspectorv3.TlsInspector{},
 		&xdsmatcherv3.IPMatcher{},
 		&wrapperspb.StringValue{},
 	} {

@@ -85,6 +85,9 @@ func hasUnrestricted(callers []ir.Caller) bool {
 // table (named after the listener) and, when isolated, one per tenant. A table's
 // Callers are the callers it identifies in the audit log.
 func routeTables(l *ir.Listener) []ir.Listener {
+	if l.Kind != ir.ListenerHTTP {
+		return nil // stream listeners carry their routes in their chains
+	}
 	shared := ir.Listener{Name: l.Name, Port: l.Port, TLS: l.TLS, VirtualHosts: l.VirtualHosts, Isolated: l.Isolated, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy}
 	if !l.Isolated {
 		shared.Callers = l.Callers

@@ -50,6 +50,43 @@ type Listener struct {
 	// ForwardProxy also serves HTTP CONNECT: a virtual host's Tunnels are the only
 	// authorities a caller may open a tunnel to; every other CONNECT gets 403.
 	ForwardProxy bool `json:"forwardProxy,omitempty"`
+	// Kind is what the listener carries: HTTP (empty) or connections passed through
+	// whole (TLS passthrough picked by SNI, or TCP). A stream listener has Streams
+	// (and, isolated, its Tenants have Streams) instead of virtual hosts.
+	Kind ListenerKind `json:"kind,omitempty"`
+	// Streams are the routes of a stream listener for unrestricted callers, or for every
+	// caller when not isolated, in the order their server names take precedence.
+	Streams []StreamRoute `json:"streams,omitempty"`
+}
+
+// ListenerKind is what a listener carries.
+type ListenerKind string
+
+const (
+	// ListenerHTTP terminates HTTP (the zero value).
+	ListenerHTTP ListenerKind = ""
+	// ListenerTLSPassthrough reads the ClientHello's SNI and passes the connection,
+	// TLS untouched, to the route that claims that name (TLSRoute).
+	ListenerTLSPassthrough ListenerKind = "TLSPassthrough"
+	// ListenerTCP passes every connection to the one route of its table (TCPRoute).
+	ListenerTCP ListenerKind = "TCP"
+)
+
+// StreamRoute sends whole connections to clusters (TCP, no TLS originated).
+type StreamRoute struct {
+	// Name identifies the route in logs and stats: "<kind>/<ns>/<name>", kind being
+	// "tlsroute" or "tcproute".
+	Name string `json:"name"`
+	// ServerNames are the SNI values this route takes on a TLS passthrough listener,
+	// exact or "*." wildcards; "*" takes every name, and a ClientHello without one. On a
+	// TCP listener it is ["*"].
+	ServerNames []string `json:"serverNames"`
+	// Backends receive connections in proportion to their weights; none: every
+	// connection is closed (no backendRef of the route could be used).
+	Backends []WeightedCluster `json:"backends,omitempty"`
+	// InvalidWeight is the share of connections whose backendRef was invalid: they are
+	// closed at once, as Gateway API asks of that share.
+	InvalidWeight uint32 `json:"invalidWeight,omitempty"`
 }
 
 // Tenant is the route table of callers from one namespace.
@@ -58,6 +95,8 @@ type Tenant struct {
 	// VirtualHosts hold the routes of Namespace and the routes whose namespace admits
 	// it, in the same precedence order as the listener's shared table.
 	VirtualHosts []VirtualHost `json:"virtualHosts,omitempty"`
+	// Streams are the same for a stream listener.
+	Streams []StreamRoute `json:"streams,omitempty"`
 }
 
 // Caller is a source address and who sends from it: a pod's IP, or a range of

@@ -25,6 +25,8 @@ type translatedBackend struct {
 	referenced          bool
 	// tunneled: a forward proxy opens CONNECT tunnels to the Backend.
 	tunneled bool
+	// streamed: TLSRoutes or TCPRoutes pass connections through to the Backend.
+	streamed bool
 	// portProblem is the first backendRef that named a port the Backend cannot serve.
 	portProblem *refError
 	// name is the Backend's "namespace/name" once key computed it.

@@ -251,9 +251,10 @@ func (t *translator) useTunnel(g *gatewayContext, tt tunnelTarget) {
 }
 
 // tunnelNote is what a Backend's Accepted condition adds when forward proxies open
-// tunnels to it: TLS settings, which the gateway applies to routes, do not apply there.
+// tunnels to it, or TLSRoutes and TCPRoutes pass connections to it: TLS settings, which
+// the gateway applies to HTTPRoutes, do not apply there.
 func tunnelNote(tb *translatedBackend) string {
-	if !tb.tunneled {
+	if !tb.tunneled && !tb.streamed {
 		return ""
 	}
 	var ports []string
@@ -264,7 +265,14 @@ func tunnelNote(tb *translatedBackend) string {
 			hasTLS = hasTLS || p.Protocol == egressv1alpha1.PortProtocolTLS
 		}
 	}
-	msg := "; forward proxies open CONNECT tunnels to port(s) " + strings.Join(ports, ", ")
+	var who []string
+	if tb.tunneled {
+		who = append(who, "forward proxies open CONNECT tunnels")
+	}
+	if tb.streamed {
+		who = append(who, "TLSRoutes and TCPRoutes pass connections through")
+	}
+	msg := "; " + strings.Join(who, " and ") + " to port(s) " + strings.Join(ports, ", ")
 	if hasTLS {
 		msg += "; on a tunnel the client's TLS goes end to end: " + tb.dest.field + ".tls and any BackendTLSPolicy (TLS origination, certificates, SNI) do not apply to tunnels"
 	}

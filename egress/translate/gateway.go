@@ -24,6 +24,8 @@ type gatewayContext struct {
 	clientCertProblem *refError
 	// hosts collects, per Envoy port, the routes of each Host domain.
 	hosts map[uint32]map[string][]routeEntry
+	// streams collects, per Envoy port, the TLSRoutes and TCPRoutes attached there.
+	streams map[uint32][]streamEntry
 	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
 	refs int
 	// isolated serves each caller only its namespace's routes (tenancy.go);
@@ -41,7 +43,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	g := &gatewayContext{
 		gw: gw, out: ir.Gateway{Name: nameOf(gw).String()},
 		secrets: make(map[string]ir.Secret, 2*refs), clusters: make(map[string]*ir.Cluster, refs),
-		hosts: map[uint32]map[string][]routeEntry{}, refs: refs,
+		hosts: map[uint32]map[string][]routeEntry{}, streams: map[uint32][]streamEntry{}, refs: refs,
 	}
 	g.isolated, g.isolationProblem = isolation(gw, t.classes[string(gw.Spec.GatewayClassName)])
 	for i := range gw.Spec.Listeners {
@@ -53,6 +55,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	t.gatewayClientCertificate(g)
 	if accepted {
 		t.attachRoutes(g)
+		t.attachStreamRoutes(g)
 		g.out.Listeners = t.buildListeners(g)
 		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
 		g.out.Secrets = sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })

@@ -59,7 +59,7 @@ func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *
 		st.Conditions = append(st.Conditions, t.unattachedRefStatus(r).condition(gen))
 		return st
 	}
-	selected, allowed := t.chooseListeners(g, choices, ref, r.Namespace)
+	selected, allowed := t.chooseListeners(g, choices, ref, r.Namespace, httpRouteKind.Kind)
 	if len(selected) == 0 {
 		return rejectUnattached(gwapiv1.RouteReasonNoMatchingParent, "no valid listener of the Gateway matches parentRef's sectionName/port")
 	}
@@ -103,11 +103,11 @@ func selectListeners(g *gatewayContext, ref gwapiv1.ParentReference) []*listener
 }
 
 // allowingListeners keeps the listeners whose allowedRoutes admit the route's namespace
-// and the HTTPRoute kind.
-func (t *translator) allowingListeners(ls []*listenerContext, ns string) []*listenerContext {
+// and kind.
+func (t *translator) allowingListeners(ls []*listenerContext, ns string, kind gwapiv1.Kind) []*listenerContext {
 	var out []*listenerContext
 	for _, l := range ls {
-		if len(l.supportedKinds) > 0 && t.namespaceAllowed(l, ns) {
+		if l.carries(kind) && t.namespaceAllowed(l, ns) {
 			out = append(out, l)
 		}
 	}

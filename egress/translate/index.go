@@ -26,6 +26,7 @@ type translator struct {
 	classes        map[string]*gwapiv1.GatewayClass
 	gateways       []*gwapiv1.Gateway
 	routes         []*gwapiv1.HTTPRoute
+	streamRoutes   []*streamRoute // TLSRoutes and TCPRoutes, oldest first
 	grants         []*gwapiv1.ReferenceGrant
 	backends       map[types.NamespacedName]*backendSlot
 	policies       []*gwapiv1.BackendTLSPolicy
@@ -77,6 +78,8 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},
 			HTTPRoutes:         make(map[string][]gwapiv1.RouteParentStatus, nr),
+			TLSRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TLSRoutes)),
+			TCPRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TCPRoutes)),
 			Backends:           make(map[string]*egressv1alpha1.BackendStatus, nb),
 			BackendTLSPolicies: map[string][]gwapiv1.PolicyAncestorStatus{},
 		}},
@@ -93,6 +96,7 @@ func (t *translator) index(res *egress.Resources) {
 	sortObjects(t.gateways)
 	t.routes = pointers(res.HTTPRoutes)
 	sortObjects(t.routes)
+	t.streamRoutes = streamRoutesOf(res)
 	t.grants = pointers(res.ReferenceGrants)
 	t.policies = pointers(res.BackendTLSPolicies)
 	sortObjects(t.policies)

@@ -24,7 +24,7 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 		}
 		out, ok := byPort[l.envoyPort]
 		if !ok {
-			out = &ir.Listener{Name: fmt.Sprintf("%s-%d", protocolPrefix(l.spec.Protocol), l.envoyPort), Port: l.envoyPort}
+			out = &ir.Listener{Name: fmt.Sprintf("%s-%d", protocolPrefix(l.spec.Protocol), l.envoyPort), Port: l.envoyPort, Kind: listenerKindOf(l.spec.Protocol)}
 			byPort[l.envoyPort] = out
 		}
 		out.ForwardProxy = out.ForwardProxy || l.forwardProxy
@@ -40,6 +40,13 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 	}
 	var listeners []ir.Listener
 	for port, l := range byPort {
+		l.AccessLog = accessLogOn(g.gw)
+		l.Isolated = g.isolated
+		if l.Kind != ir.ListenerHTTP {
+			t.fillStreams(g, l)
+			listeners = append(listeners, *l)
+			continue
+		}
 		var tunnels []tunnelTarget // nil unless a forward proxy
 		l.VirtualHosts = virtualHosts(port, g.hosts[port])
 		if l.ForwardProxy {
@@ -48,9 +55,7 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 				l.VirtualHosts = t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""))
 			}
 		}
-		l.AccessLog = accessLogOn(g.gw)
 		if g.isolated {
-			l.Isolated = true
 			l.Tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
 			if len(t.opts.Unrestricted) == 0 {
 				l.VirtualHosts = nil // served to unrestricted callers only
@@ -63,8 +68,13 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 }
 
 func protocolPrefix(p gwapiv1.ProtocolType) string {
-	if p == gwapiv1.HTTPSProtocolType {
+	switch p {
+	case gwapiv1.HTTPSProtocolType:
 		return "https"
+	case gwapiv1.TLSProtocolType:
+		return "tls"
+	case gwapiv1.TCPProtocolType:
+		return "tcp"
 	}
 	return "http"
 }

@@ -82,25 +82,58 @@ func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener)
 		return l
 	}
 	switch spec.Protocol {
-	case gwapiv1.HTTPProtocolType:
+	case gwapiv1.HTTPProtocolType, gwapiv1.TCPProtocolType:
 	case gwapiv1.HTTPSProtocolType:
 		t.validateListenerTLS(g, l)
+	case gwapiv1.TLSProtocolType:
+		if msg := passthroughProblem(spec); msg != "" {
+			l.problem, l.problemMsg = string(gwapiv1.ListenerReasonUnsupportedValue), msg
+			l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
+			return l
+		}
 	default:
 		// No route kind can attach to a protocol Portcullis does not serve, so the
 		// listener supports none (Gateway API wants an empty supportedKinds here).
 		l.problem = string(gwapiv1.ListenerReasonUnsupportedProtocol)
-		l.problemMsg = fmt.Sprintf("protocol %s is not supported; use HTTP or HTTPS", spec.Protocol)
+		l.problemMsg = fmt.Sprintf("protocol %s is not supported; use HTTP, HTTPS, TLS (passthrough) or TCP", spec.Protocol)
 		return l
 	}
 	l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
 	return l
 }
 
-// supportedKinds keeps HTTPRoute (the only route kind Portcullis serves) and reports
-// any other requested kind as InvalidRouteKinds.
+// passthroughProblem says why a TLS listener cannot be served, or "": Portcullis passes
+// TLS through untouched (TLSRoute); terminating it is what HTTPS listeners are for.
+func passthroughProblem(spec *gwapiv1.Listener) string {
+	if spec.TLS == nil || spec.TLS.Mode == nil || *spec.TLS.Mode != gwapiv1.TLSModePassthrough {
+		return "tls.mode must be Passthrough on a TLS listener: Portcullis passes the client's TLS through to the destination (TLSRoute); to terminate TLS use an HTTPS listener"
+	}
+	return ""
+}
+
+var (
+	tlsRouteKind = gwapiv1.RouteGroupKind{Group: ptrTo(gwapiv1.Group(gwapiv1.GroupName)), Kind: "TLSRoute"}
+	tcpRouteKind = gwapiv1.RouteGroupKind{Group: ptrTo(gwapiv1.Group(gwapiv1.GroupName)), Kind: "TCPRoute"}
+)
+
+// routeKindOf is the one route kind a listener protocol carries.
+func routeKindOf(p gwapiv1.ProtocolType) gwapiv1.RouteGroupKind {
+	switch p {
+	case gwapiv1.TLSProtocolType:
+		return tlsRouteKind
+	case gwapiv1.TCPProtocolType:
+		return tcpRouteKind
+	}
+	return httpRouteKind
+}
+
+// supportedKinds keeps the route kind the listener's protocol carries (HTTPRoute for
+// HTTP and HTTPS, TLSRoute for TLS, TCPRoute for TCP) and reports any other requested
+// kind as InvalidRouteKinds.
 func supportedKinds(l *listenerContext, allowed *gwapiv1.AllowedRoutes) []gwapiv1.RouteGroupKind {
+	own := routeKindOf(l.spec.Protocol)
 	if allowed == nil || len(allowed.Kinds) == 0 {
-		return []gwapiv1.RouteGroupKind{httpRouteKind}
+		return []gwapiv1.RouteGroupKind{own}
 	}
 	var kinds []gwapiv1.RouteGroupKind
 	var refused []string
@@ -109,17 +142,29 @@ func supportedKinds(l *listenerContext, allowed *gwapiv1.AllowedRoutes) []gwapiv
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == gwapiv1.GroupName && k.Kind == "HTTPRoute" {
-			kinds = append(kinds, httpRouteKind)
+		if group == gwapiv1.GroupName && k.Kind == own.Kind {
+			if len(kinds) == 0 {
+				kinds = append(kinds, own)
+			}
 			continue
 		}
 		refused = append(refused, fmt.Sprintf("%s/%s", group, k.Kind))
 	}
 	if len(refused) > 0 {
 		l.refProblem = string(gwapiv1.ListenerReasonInvalidRouteKinds)
-		l.refProblemMsg = "route kinds not supported: " + strings.Join(refused, ", ") + "; only HTTPRoute is"
+		l.refProblemMsg = fmt.Sprintf("route kinds not supported on %s listeners: %s; only %s is", l.spec.Protocol, strings.Join(refused, ", "), own.Kind)
 	}
 	return kinds
+}
+
+// carries tells whether a listener takes routes of a kind.
+func (l *listenerContext) carries(kind gwapiv1.Kind) bool {
+	for _, k := range l.supportedKinds {
+		if k.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // markConflicts applies Gateway API's listener conflict rules: listeners sharing a port

@@ -14,15 +14,15 @@ type listenerChoice struct {
 }
 
 // chooseListeners returns the valid listeners the parentRef selects and those among
-// them that admit HTTPRoutes from namespace ns. The slices may be shared between routes:
-// callers only read them.
-func (t *translator) chooseListeners(g *gatewayContext, choices listenerChoices, ref gwapiv1.ParentReference, ns string) (selected, allowed []*listenerContext) {
+// them that admit routes of kind from namespace ns (one choices map serves one kind).
+// The slices may be shared between routes: callers only read them.
+func (t *translator) chooseListeners(g *gatewayContext, choices listenerChoices, ref gwapiv1.ParentReference, ns string, kind gwapiv1.Kind) (selected, allowed []*listenerContext) {
 	whole := ref.SectionName == nil && ref.Port == nil
 	if c, ok := choices[ns]; ok && whole {
 		return c.selected, c.allowed
 	}
 	selected = selectListeners(g, ref)
-	allowed = t.allowingListeners(selected, ns)
+	allowed = t.allowingListeners(selected, ns, kind)
 	if whole {
 		choices[ns] = listenerChoice{selected: selected, allowed: allowed}
 	}

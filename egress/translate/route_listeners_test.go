@@ -42,9 +42,9 @@ func TestListenerChoicesFollowEveryInput(t *testing.T) {
 	}
 	choices := listenerChoices{}
 	for _, step := range steps {
-		gotSelected, gotAllowed := tr.chooseListeners(g, choices, step.ref, step.ns)
+		gotSelected, gotAllowed := tr.chooseListeners(g, choices, step.ref, step.ns, "HTTPRoute")
 		wantSelected := selectListeners(g, step.ref)
-		wantAllowed := tr.allowingListeners(wantSelected, step.ns)
+		wantAllowed := tr.allowingListeners(wantSelected, step.ns, "HTTPRoute")
 		if !slices.Equal(gotSelected, wantSelected) || !slices.Equal(gotAllowed, wantAllowed) {
 			t.Errorf("%s: chose %s allowing %s; want %s allowing %s", step.name,
 				listenerNames(gotSelected), listenerNames(gotAllowed), listenerNames(wantSelected), listenerNames(wantAllowed))

@@ -58,16 +58,8 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 		Origin:   ir.ClusterOrigin{Kind: ir.OriginService, Namespace: key.name.Namespace, Name: key.name.Name, Port: uint32(key.port)},
 		Protocol: protocol,
 	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		c.Endpoints = vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(key.port))
-		if e := t.refuseOwnEndpoints(key.name, c.Endpoints); e != nil {
-			return &translatedService{err: e}
-		}
-	} else if c.Endpoints, err = t.serviceEndpoints(svc, key.port); err != nil {
-		if err.reason == egressv1alpha1.ReasonServiceNotFound {
-			err.reason = string(gwapiv1.RouteReasonBackendNotFound) // no such port
-		}
-		return &translatedService{err: err} // or ForbiddenDestination: refused endpoints
+	if c.Endpoints, err = t.serviceAddresses(key.name, key.port); err != nil {
+		return &translatedService{err: err}
 	}
 	ts := &translatedService{cluster: c}
 	if p := t.policyFor(key.name, servicePortName(svc, key.port)); p != nil {
@@ -82,4 +74,22 @@ func (t *translator) translateService(key serviceKey) *translatedService {
 		ts.cluster.TLS, ts.secrets = &verify, secrets
 	}
 	return ts
+}
+
+// serviceAddresses are the addresses of a Service port a route may send to: the vetted
+// addresses of an ExternalName Service's name, or the ready endpoints of any other.
+func (t *translator) serviceAddresses(n types.NamespacedName, port int32) ([]ir.Endpoint, *refError) {
+	svc, ok := t.services[n]
+	if !ok {
+		return nil, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Service %s not found", n)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		eps := vettedEndpoints(t.addrs[svc.Spec.ExternalName], uint32(port))
+		return eps, t.refuseOwnEndpoints(n, eps)
+	}
+	eps, err := t.serviceEndpoints(svc, port)
+	if err != nil && err.reason == egressv1alpha1.ReasonServiceNotFound {
+		err.reason = string(gwapiv1.RouteReasonBackendNotFound) // no such port
+	}
+	return eps, err // or ForbiddenDestination: refused endpoints
 }

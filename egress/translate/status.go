@@ -14,6 +14,8 @@ type Statuses struct {
 	GatewayClasses     map[string]*gwapiv1.GatewayClassStatus    `json:"gatewayClasses,omitempty"`
 	Gateways           map[string]*gwapiv1.GatewayStatus         `json:"gateways,omitempty"`
 	HTTPRoutes         map[string][]gwapiv1.RouteParentStatus    `json:"httpRoutes,omitempty"`
+	TLSRoutes          map[string][]gwapiv1.RouteParentStatus    `json:"tlsRoutes,omitempty"`
+	TCPRoutes          map[string][]gwapiv1.RouteParentStatus    `json:"tcpRoutes,omitempty"`
 	Backends           map[string]*egressv1alpha1.BackendStatus  `json:"backends,omitempty"`
 	BackendTLSPolicies map[string][]gwapiv1.PolicyAncestorStatus `json:"backendTLSPolicies,omitempty"`
 }
