@@ -111,13 +111,37 @@ func withoutClusters(gw ir.Gateway, gone map[string]bool) ir.Gateway {
 	for i := range gw.Listeners {
 		l := &gw.Listeners[i]
 		l.VirtualHosts = hosts(l.VirtualHosts)
+		l.Streams = withoutStreamClusters(l.Streams, gone)
 		l.Tenants = slices.Clone(l.Tenants)
 		for j := range l.Tenants {
 			l.Tenants[j].VirtualHosts = hosts(l.Tenants[j].VirtualHosts)
+			l.Tenants[j].Streams = withoutStreamClusters(l.Tenants[j].Streams, gone)
 		}
 	}
 	gw.Secrets = usedSecrets(ir.Gateway{Listeners: gw.Listeners, Clusters: gw.Clusters, Secrets: slices.Clone(gw.Secrets)})
 	return gw
+}
+
+// withoutStreamClusters moves the share of connections that stream routes send to gone
+// clusters to their invalid share: those connections are closed.
+func withoutStreamClusters(routes []ir.StreamRoute, gone map[string]bool) []ir.StreamRoute {
+	out := slices.Clone(routes)
+	for i := range out {
+		r := &out[i]
+		if !slices.ContainsFunc(r.Backends, func(b ir.WeightedCluster) bool { return gone[b.Cluster] }) {
+			continue
+		}
+		var kept []ir.WeightedCluster
+		for _, b := range r.Backends {
+			if gone[b.Cluster] {
+				r.InvalidWeight += b.Weight
+			} else {
+				kept = append(kept, b)
+			}
+		}
+		r.Backends = kept
+	}
+	return out
 }
 
 // withoutRouteClusters makes a route that sends to a gone cluster answer 503 instead,

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,4 +102,26 @@ func TestBuildIsolatingReportsFailuresOfOtherObjects(t *testing.T) {
 
 func plainBuild(gw ir.Gateway) (envoyconfig.Resources, error) {
 	return envoyconfig.Build(gw, envoyconfig.Options{})
+}
+
+// TestWithoutClustersClosesTheStreamShareOfGoneClusters: a stream route's connections to
+// a cluster left out of the build are closed (its weight joins the invalid share), its
+// other clusters keep theirs, in the shared table and the tenants' alike.
+func TestWithoutClustersClosesTheStreamShareOfGoneClusters(t *testing.T) {
+	route := ir.StreamRoute{Name: "tcproute/a/db", ServerNames: []string{"*"}, InvalidWeight: 1,
+		Backends: []ir.WeightedCluster{{Cluster: "tunnel/a/db/pg", Weight: 3}, {Cluster: "tunnel/a/other/pg", Weight: 2}}}
+	gw := ir.Gateway{
+		Clusters:  []ir.Cluster{{Name: "tunnel/a/db/pg", Protocol: ir.ProtocolTCP}, {Name: "tunnel/a/other/pg", Protocol: ir.ProtocolTCP}},
+		Listeners: []ir.Listener{{Name: "tcp-5432", Kind: ir.ListenerTCP, Streams: []ir.StreamRoute{route}, Tenants: []ir.Tenant{{Namespace: "a", Streams: []ir.StreamRoute{route}}}}},
+	}
+	got := withoutClusters(gw, map[string]bool{"tunnel/a/db/pg": true})
+	want := ir.StreamRoute{Name: route.Name, ServerNames: route.ServerNames, InvalidWeight: 4, Backends: []ir.WeightedCluster{{Cluster: "tunnel/a/other/pg", Weight: 2}}}
+	for what, r := range map[string]ir.StreamRoute{"shared": got.Listeners[0].Streams[0], "tenant": got.Listeners[0].Tenants[0].Streams[0]} {
+		if !reflect.DeepEqual(r, want) {
+			t.Errorf("%s table: %+v, want %+v", what, r, want)
+		}
+	}
+	if !reflect.DeepEqual(gw.Listeners[0].Streams[0], route) {
+		t.Errorf("the input changed: %+v", gw.Listeners[0].Streams[0])
+	}
 }

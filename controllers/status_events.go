@@ -61,11 +61,11 @@ func conditionsOf(obj client.Object, controller gwapiv1.GatewayController) condi
 			out["listener "+string(l.Name)] = l.Conditions
 		}
 	case *gwapiv1.HTTPRoute:
-		for _, p := range o.Status.Parents {
-			if p.ControllerName == controller {
-				out["parent "+parentRefString(p.ParentRef, o.Namespace)] = p.Conditions
-			}
-		}
+		routeParentConditions(out, o.Status.Parents, o.Namespace, controller)
+	case *gwapiv1.TLSRoute:
+		routeParentConditions(out, o.Status.Parents, o.Namespace, controller)
+	case *gwapiv1.TCPRoute:
+		routeParentConditions(out, o.Status.Parents, o.Namespace, controller)
 	case *gwapiv1.BackendTLSPolicy:
 		for _, a := range o.Status.Ancestors {
 			if a.ControllerName == controller {
@@ -74,6 +74,15 @@ func conditionsOf(obj client.Object, controller gwapiv1.GatewayController) condi
 		}
 	}
 	return out
+}
+
+// routeParentConditions files a route's parent entries of controller by parent.
+func routeParentConditions(out conditionSets, parents []gwapiv1.RouteParentStatus, namespace string, controller gwapiv1.GatewayController) {
+	for _, p := range parents {
+		if p.ControllerName == controller {
+			out["parent "+parentRefString(p.ParentRef, namespace)] = p.Conditions
+		}
+	}
 }
 
 // parentRefString is "namespace/name", with "/section" when the reference names one.

@@ -55,17 +55,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 			})
 		})
 	}
-	for key, want := range st.HTTPRoutes {
-		q.do(func() error {
-			return w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
-				r := o.(*gwapiv1.HTTPRoute)
-				merged := status.MergeRouteParents(r.Status.Parents, want, w.controller, w.now())
-				changed := !status.RouteParentsEqual(r.Status.Parents, merged)
-				r.Status.Parents = merged
-				return changed
-			})
-		})
-	}
+	w.writeRoutes(ctx, q, st)
 	for key, want := range st.BackendTLSPolicies {
 		q.do(func() error {
 			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
@@ -88,28 +78,12 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	return q.wait()
 }
 
-// dropStale removes our parent entries from HTTPRoutes, and our ancestor entries from
+// dropStale removes our parent entries from routes, and our ancestor entries from
 // BackendTLSPolicies, that translation no longer gave a status: their Gateway was
 // deleted, the route moved to another controller's Gateway, or no route reaches the
 // policy's Service any more. A stale "Accepted" would claim we serve them.
 func (w *statusWriter) dropStale(ctx context.Context, q *writeQueue, st translate.Statuses, res *egress.Resources) {
-	for i := range res.HTTPRoutes {
-		r := &res.HTTPRoutes[i]
-		key := r.Namespace + "/" + r.Name
-		if _, ok := st.HTTPRoutes[key]; ok || !hasRouteParentOf(r.Status.Parents, w.controller) {
-			continue
-		}
-		q.do(func() error {
-			return w.update(ctx, parseKey(key), &gwapiv1.HTTPRoute{}, func(o client.Object) bool {
-				r := o.(*gwapiv1.HTTPRoute)
-				// The CRD requires the list, if empty: nil would be sent as null and refused.
-				merged := append([]gwapiv1.RouteParentStatus{}, status.MergeRouteParents(r.Status.Parents, nil, w.controller, w.now())...)
-				changed := !status.RouteParentsEqual(r.Status.Parents, merged)
-				r.Status.Parents = merged
-				return changed
-			})
-		})
-	}
+	w.dropStaleRoutes(ctx, q, st, res)
 	for i := range res.BackendTLSPolicies {
 		p := &res.BackendTLSPolicies[i]
 		key := p.Namespace + "/" + p.Name
