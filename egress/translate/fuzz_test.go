@@ -20,7 +20,7 @@ var vocabulary = []string{
 	"HTTP2", "GRPC", "MCP", "WebSocket", "portcullis.io/connection-pool", "portcullis.io/credential-injection",
 	"portcullis.io/circuit-breaker", "portcullis.io/request-header-modifier", "RequestHeaderModifier", "URLRewrite",
 	"RequestRedirect", "ReplaceFullPath", "ReplacePrefixMatch", "Same", "All", "Selector", "Terminate", "Passthrough",
-	MinTLSVersionOption, "kubernetes.io/service-name", ForwardProxyAnnotation, "a,b", "Pod",
+	MinTLSVersionOption, "kubernetes.io/service-name", ForwardProxyAnnotation, "a,b", "Pod", "TLSRoute", "TCPRoute",
 }
 
 // FuzzTranslate checks that no Resources, however odd, make Translate panic, and that

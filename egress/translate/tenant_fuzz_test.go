@@ -51,6 +51,8 @@ func FuzzTenantCannotBreakTheGateway(f *testing.F) {
 		res := tenantWorld()
 		tenant := randomTenant(data)
 		res.HTTPRoutes = append(res.HTTPRoutes, tenant.HTTPRoutes...)
+		res.TLSRoutes = append(res.TLSRoutes, tenant.TLSRoutes...)
+		res.TCPRoutes = tenant.TCPRoutes
 		res.Backends = append(res.Backends, tenant.Backends...)
 		res.Services, res.EndpointSlices, res.Secrets = tenant.Services, tenant.EndpointSlices, tenant.Secrets
 		addrs := egress.Addresses{"api.example.com": {State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr("203.0.113.9")}}}}
@@ -63,6 +65,9 @@ func FuzzTenantCannotBreakTheGateway(f *testing.F) {
 		if !slices.Contains(routeOwners(gw), "good/api") {
 			t.Fatalf("the other tenant's route good/api is not in the Gateway\n%s", dumpTenant(tenant))
 		}
+		if !goodStreamServed(gw) {
+			t.Fatalf("the other tenant's TLSRoute good/api does not take good.example.com in its table\n%s", dumpTenant(tenant))
+		}
 		if _, err := envoyconfig.Build(gw, envoyconfig.Options{}); err != nil {
 			t.Fatalf("the Gateway's configuration does not build: %v\n%s", err, dumpTenant(tenant))
 		}
@@ -73,17 +78,28 @@ func FuzzTenantCannotBreakTheGateway(f *testing.F) {
 // tenant "good" with one route to one Backend.
 func tenantWorld() *egress.Resources {
 	from := gwapiv1.NamespacesFromAll
+	passthrough := gwapiv1.TLSModePassthrough
+	gwNS := gwapiv1.Namespace("gw")
 	return &egress.Resources{
 		GatewayClasses: []gwapiv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "portcullis"},
 			Spec: gwapiv1.GatewayClassSpec{ControllerName: "portcullis.io/gateway-controller"}}},
 		Gateways: []gwapiv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: "gw"},
 			Spec: gwapiv1.GatewaySpec{GatewayClassName: "portcullis", Listeners: []gwapiv1.Listener{{
 				Name: "http", Port: 80, Protocol: gwapiv1.HTTPProtocolType,
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}}}, {
+				Name: "tls", Port: 443, Protocol: gwapiv1.TLSProtocolType, TLS: &gwapiv1.ListenerTLSConfig{Mode: &passthrough},
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}}}, {
+				Name: "tcp", Port: 5432, Protocol: gwapiv1.TCPProtocolType,
 				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}}}}}}},
 		Backends: []egressv1alpha1.Backend{{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "good"},
 			Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN,
 				FQDN:  &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
-				Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}},
+				Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}, {Name: "tls", Port: 8443, Protocol: egressv1alpha1.PortProtocolTLS}}}}}},
+		TLSRoutes: []gwapiv1.TLSRoute{{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "good", Generation: 1},
+			Spec: gwapiv1.TLSRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "egress", Namespace: &gwNS}}},
+				Hostnames: []gwapiv1.Hostname{"good.example.com"},
+				Rules: []gwapiv1.TLSRouteRule{{BackendRefs: []gwapiv1.BackendRef{{BackendObjectReference: gwapiv1.BackendObjectReference{
+					Group: ptrTo(gwapiv1.Group("egress.portcullis.io")), Kind: ptrTo(gwapiv1.Kind("Backend")), Name: "api", Port: ptrTo(gwapiv1.PortNumber(8443))}}}}}}}},
 		HTTPRoutes: []gwapiv1.HTTPRoute{tenantRoute("good", "api", gwapiv1.HTTPRouteSpec{
 			Hostnames: []gwapiv1.Hostname{"good.example.com"},
 			Rules: []gwapiv1.HTTPRouteRule{{BackendRefs: []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{
@@ -104,6 +120,16 @@ func randomTenant(data []byte) *egress.Resources {
 		r.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("r%d", i), Namespace: "fuzz", Generation: 1}
 		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &ns}}
 	}
+	for i := range tenant.TLSRoutes {
+		r := &tenant.TLSRoutes[i]
+		r.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("r%d", i), Namespace: "fuzz", Generation: 1}
+		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &ns}}
+	}
+	for i := range tenant.TCPRoutes {
+		r := &tenant.TCPRoutes[i]
+		r.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("r%d", i), Namespace: "fuzz", Generation: 1}
+		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &ns}}
+	}
 	for i := range tenant.Backends {
 		tenant.Backends[i].ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("b%d", i), Namespace: "fuzz", Generation: 1}
 	}
@@ -119,7 +145,7 @@ func randomTenant(data []byte) *egress.Resources {
 		tenant.Secrets[i].ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("t%d", i), Namespace: "fuzz"}
 		tenant.Secrets[i].Type = corev1.SecretTypeOpaque
 	}
-	return &egress.Resources{HTTPRoutes: tenant.HTTPRoutes, Backends: tenant.Backends, Services: tenant.Services,
+	return &egress.Resources{HTTPRoutes: tenant.HTTPRoutes, TLSRoutes: tenant.TLSRoutes, TCPRoutes: tenant.TCPRoutes, Backends: tenant.Backends, Services: tenant.Services,
 		EndpointSlices: tenant.EndpointSlices, Secrets: tenant.Secrets}
 }
 
@@ -146,6 +172,20 @@ func routeOwners(gw ir.Gateway) []string {
 		}
 	}
 	return out
+}
+
+// goodStreamServed tells whether good's TLSRoute takes good.example.com in good's table.
+func goodStreamServed(gw ir.Gateway) bool {
+	for _, l := range gw.Listeners {
+		for _, tn := range l.Tenants {
+			for _, r := range tn.Streams {
+				if tn.Namespace == "good" && r.Name == "tlsroute/good/api" && slices.Contains(r.ServerNames, "good.example.com") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // dumpTenant shows the tenant's objects in a failure.
