@@ -310,7 +310,7 @@ $(CONFORMANCE_TEST): test/conformance/go.mod test/conformance/go.sum $(wildcard 
 	cd test/conformance && go test -c -o $@ .
 
 .PHONY: conformance
-conformance: cluster-up $(CONFORMANCE_TEST) ## cluster-up, deploy the manager, run the Gateway API conformance suite (GATEWAY-HTTP) and write conformance/report.yaml.
+conformance: cluster-up $(CONFORMANCE_TEST) ## cluster-up, deploy the manager, run the Gateway API conformance suite (GATEWAY-HTTP, -TLS, -TCP) and write conformance/report.yaml.
 	$(MAKE) --no-print-directory deploy IMG=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) KUBECTL=$(CLUSTER_BIN)/kubectl KUBECONFIG=$(CLUSTER_DIR)/kubeconfig DEPLOY_BASE=$(CLUSTER_DEPLOY)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(CLUSTER_BIN)/kubectl -n portcullis-system rollout status deployment/portcullis-controller-manager --timeout=3m
 	cd test/conformance && KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_VERSION=$(VERSION) \

@@ -221,30 +221,39 @@ func (t *translator) backendRef(g *gatewayContext, n types.NamespacedName, port 
 	return pc.cluster, pc.secrets, nil
 }
 
-// pickBackendPort finds the port a backendRef names; it may be omitted when the Backend
-// has exactly one port. TCP ports cannot carry an HTTPRoute.
+// pickBackendPort finds the port an HTTPRoute's backendRef names. TCP ports cannot carry
+// an HTTPRoute.
 func pickBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (egressv1alpha1.BackendPort, *refError) {
-	ports := b.Spec.Destination.Ports
-	var found *egressv1alpha1.BackendPort
-	switch {
-	case port == nil && len(ports) == 1:
-		found = &ports[0]
-	case port == nil:
-		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s has %d ports; set backendRef.port", nameOf(b), len(ports))
-	default:
-		for i := range ports {
-			if ports[i].Port == int32(*port) {
-				found = &ports[i]
-			}
-		}
-	}
-	if found == nil {
-		return egressv1alpha1.BackendPort{}, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s has no port %d (its ports: %s)", nameOf(b), *port, portsSummary(b))
+	found, e := findBackendPort(b, port)
+	if e != nil {
+		return egressv1alpha1.BackendPort{}, e
 	}
 	if found.Protocol == egressv1alpha1.PortProtocolTCP {
 		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s port %d is TCP; an HTTPRoute needs an HTTP, HTTPS or TLS port", nameOf(b), found.Port)
 	}
 	return *found, nil
+}
+
+// findBackendPort finds the port a backendRef names; it may be omitted when the Backend
+// has exactly one port.
+func findBackendPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber) (*egressv1alpha1.BackendPort, *refError) {
+	ports := b.Spec.Destination.Ports
+	switch {
+	case port == nil && len(ports) == 1:
+		return &ports[0], nil
+	case port == nil:
+		return nil, newRefError(ReasonInvalidBackend, "Backend %s has %d ports; set backendRef.port", nameOf(b), len(ports))
+	}
+	var found *egressv1alpha1.BackendPort
+	for i := range ports {
+		if ports[i].Port == int32(*port) {
+			found = &ports[i]
+		}
+	}
+	if found == nil {
+		return nil, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s has no port %d (its ports: %s)", nameOf(b), *port, portsSummary(b))
+	}
+	return found, nil
 }
 
 // noteBackendGateway records that a Gateway's routes use the Backend; the Backend's

@@ -42,6 +42,9 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteRequestMirror,
 	features.SupportHTTPRouteRequestMultipleMirrors,
 	features.SupportHTTPRouteRequestPercentageMirror,
+	// TLSRoute (passthrough) and TCPRoute: the GATEWAY-TLS and GATEWAY-TCP profiles.
+	features.SupportTLSRoute,
+	features.SupportTCPRoute,
 	// HTTPRouteRetry is implemented (rules[].retry, TestRetryDataPath) but not claimed:
 	// rules[].retry is in Gateway API v1.6.3's experimental channel only, and the
 	// standard-channel CRDs we install drop the field.

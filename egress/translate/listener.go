@@ -87,8 +87,8 @@ func (t *translator) validateListener(g *gatewayContext, spec *gwapiv1.Listener)
 		t.validateListenerTLS(g, l)
 	case gwapiv1.TLSProtocolType:
 		if msg := passthroughProblem(spec); msg != "" {
+			// Like an unsupported protocol: no route kind can attach (supportedKinds empty).
 			l.problem, l.problemMsg = string(gwapiv1.ListenerReasonUnsupportedValue), msg
-			l.supportedKinds = supportedKinds(l, spec.AllowedRoutes)
 			return l
 		}
 	default:

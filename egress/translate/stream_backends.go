@@ -116,25 +116,11 @@ func (t *translator) backendStreamCluster(g *gatewayContext, r *streamRoute, n t
 // pickStreamPort finds the port a stream route's backendRef names (it may be omitted
 // when the Backend has one port) and checks its protocol.
 func pickStreamPort(b *egressv1alpha1.Backend, port *gwapiv1.PortNumber, kind gwapiv1.Kind) (egressv1alpha1.BackendPort, *refError) {
-	ports := b.Spec.Destination.Ports
-	want := wantStreamProtocol(kind)
-	var found *egressv1alpha1.BackendPort
-	switch {
-	case port == nil && len(ports) == 1:
-		found = &ports[0]
-	case port == nil:
-		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s has %d ports; set backendRef.port", nameOf(b), len(ports))
-	default:
-		for i := range ports {
-			if ports[i].Port == int32(*port) {
-				found = &ports[i]
-			}
-		}
+	found, e := findBackendPort(b, port)
+	if e != nil {
+		return egressv1alpha1.BackendPort{}, e
 	}
-	if found == nil {
-		return egressv1alpha1.BackendPort{}, newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Backend %s has no port %d (its ports: %s)", nameOf(b), *port, portsSummary(b))
-	}
-	if found.Protocol != want {
+	if want := wantStreamProtocol(kind); found.Protocol != want {
 		return egressv1alpha1.BackendPort{}, newRefError(ReasonInvalidBackend, "Backend %s port %d has protocol %s; a %s needs a port of protocol %s", nameOf(b), found.Port, found.Protocol, kind, want)
 	}
 	return *found, nil

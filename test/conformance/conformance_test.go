@@ -1,5 +1,6 @@
 // Package conformance runs the official Gateway API conformance suite (the
-// sigs.k8s.io/gateway-api/conformance module, GATEWAY-HTTP profile) against Portcullis
+// sigs.k8s.io/gateway-api/conformance module, GATEWAY-HTTP, GATEWAY-TLS and GATEWAY-TCP
+// profiles) against Portcullis
 // on a real cluster, and writes its report. `make conformance` runs it on the
 // single-node cluster of `make cluster-up` with the manager deployed.
 //
@@ -41,12 +42,14 @@ const (
 	isolationKey     = "portcullis.io/tenant-isolation"
 )
 
-// TestGatewayAPIConformance runs the GATEWAY-HTTP profile, writes the report, and
+// TestGatewayAPIConformance runs the GATEWAY-HTTP, -TLS and -TCP profiles, writes the report, and
 // fails unless every core test and every extended test of a claimed feature passed.
 func TestGatewayAPIConformance(t *testing.T) {
 	opts := conformance.DefaultOptions(t)
 	opts.GatewayClassName = gatewayClassName
-	opts.ConformanceProfiles = []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName}
+	opts.ConformanceProfiles = []suite.ConformanceProfileName{
+		suite.GatewayHTTPConformanceProfileName, suite.GatewayTLSConformanceProfileName, suite.GatewayTCPConformanceProfileName,
+	}
 	opts.Implementation = confv1.Implementation{
 		Organization: "portcullis-io",
 		Project:      "portcullis",
