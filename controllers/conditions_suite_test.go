@@ -293,14 +293,14 @@ kind: Gateway
 metadata: {name: gw, namespace: {{.NS}}}
 spec:
   gatewayClassName: {{.Class}}
-  listeners: [{name: http, port: 8080, protocol: HTTP}, {name: tcp, port: 9000, protocol: TCP}]
+  listeners: [{name: http, port: 8080, protocol: HTTP}, {name: udp, port: 9000, protocol: UDP}]
 `,
 		wants: func(ns string) []want {
 			gw := on("Gateway", ns, "gw")
 			return []want{
 				gw.is("Accepted=True/ListenersNotValid").with("1 of 2 listeners"),
-				gw.at("tcp").is("Accepted=False/UnsupportedProtocol").with("protocol TCP"),
-				gw.at("tcp").is("Programmed=False/Invalid"),
+				gw.at("udp").is("Accepted=False/UnsupportedProtocol").with("protocol UDP"),
+				gw.at("udp").is("Programmed=False/Invalid"),
 				gw.at("http").is("Accepted=True/Accepted"),
 			}
 		},

@@ -40,17 +40,21 @@ const (
 // rounds) from opening the connection to its last byte, their ratio (tunnel / direct),
 // the setup latency p50 and p99, and how long after the last byte the tunnel's end of
 // file comes (the source closes its side; Envoy closes the client's after its delayed
-// close, envoyconfig.tunnelCloseDelay).
+// close, envoyconfig.tunnelCloseDelay). For comparison, the same transfer through a TCP
+// listener and a TCPRoute to the same Backend (Envoy's TCP proxy, no HTTP codec), the
+// path of applications that cannot use a proxy.
 func BenchmarkConnectTunnel(b *testing.B) {
 	source := startByteSource(b)
-	proxyPort := startTunnelProxy(b, source)
+	proxyPort, tcpPort := startTunnelProxy(b, source)
 	authority := "127.0.0.1:" + strconv.Itoa(int(source))
-	var direct, tunnel, eof []float64
+	tcpListener := "127.0.0.1:" + strconv.Itoa(int(tcpPort))
+	var direct, tunnel, eof, tcpRoute []float64
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < tunnelRounds; r++ {
 			d, _ := transferMBps(b, func() net.Conn { return dialTCP(b, authority) })
 			t, closed := transferMBps(b, func() net.Conn { return openTunnel(b, proxyPort, authority) })
-			direct, tunnel, eof = append(direct, d), append(tunnel, t), append(eof, ms(closed))
+			p, _ := transferMBps(b, func() net.Conn { return dialTCP(b, tcpListener) })
+			direct, tunnel, eof, tcpRoute = append(direct, d), append(tunnel, t), append(eof, ms(closed)), append(tcpRoute, p)
 		}
 	}
 	setups := make([]time.Duration, 0, tunnelSetups)
@@ -65,6 +69,8 @@ func BenchmarkConnectTunnel(b *testing.B) {
 	b.ReportMetric(d, "direct-MB/s")
 	b.ReportMetric(t, "tunnel-MB/s")
 	b.ReportMetric(t/d, "ratio")
+	b.ReportMetric(median(tcpRoute), "tcproute-MB/s")
+	b.ReportMetric(median(tcpRoute)/d, "tcproute-ratio")
 	b.ReportMetric(ms(setups[len(setups)/2]), "setup-p50-ms")
 	b.ReportMetric(ms(setups[len(setups)*99/100]), "setup-p99-ms")
 	b.ReportMetric(median(eof), "eof-after-last-byte-ms")
@@ -99,10 +105,10 @@ func startByteSource(b *testing.B) uint32 {
 }
 
 // startTunnelProxy runs an Envoy (one worker) on the generated configuration of a
-// Gateway whose listener is a forward proxy and a Backend declaring the source's TCP
-// port, and returns the proxy's port.
-func startTunnelProxy(b *testing.B, source uint32) uint32 {
-	port := xdstest.FreePort(b)
+// Gateway whose listener "proxy" is a forward proxy, with a TCP listener whose TCPRoute
+// goes to the Backend declaring the source's TCP port, and returns the two ports.
+func startTunnelProxy(b *testing.B, source uint32) (uint32, uint32) {
+	port, tcpPort := xdstest.FreePort(b), xdstest.FreePort(b)
 	all := gwapiv1.NamespacesFromAll
 	res := &egress.Resources{
 		GatewayClasses: []gwapiv1.GatewayClass{gatewayClass()},
@@ -112,7 +118,18 @@ func startTunnelProxy(b *testing.B, source uint32) uint32 {
 			Spec: gwapiv1.GatewaySpec{GatewayClassName: gwapiv1.ObjectName(gatewayClass().Name), Listeners: []gwapiv1.Listener{{
 				Name: "proxy", Port: gwapiv1.PortNumber(port), Protocol: gwapiv1.HTTPProtocolType,
 				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &all}},
+			}, {
+				Name: "tcp", Port: gwapiv1.PortNumber(tcpPort), Protocol: gwapiv1.TCPProtocolType,
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &all}},
 			}}},
+		}},
+		TCPRoutes: []gwapiv1.TCPRoute{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "source"},
+			Spec: gwapiv1.TCPRouteSpec{
+				CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "proxy", Namespace: ptrTo(gwapiv1.Namespace("gw"))}}},
+				Rules: []gwapiv1.TCPRouteRule{{BackendRefs: []gwapiv1.BackendRef{{BackendObjectReference: gwapiv1.BackendObjectReference{
+					Group: ptrTo(gwapiv1.Group(egressv1alpha1.GroupVersion.Group)), Kind: ptrTo(gwapiv1.Kind(egressv1alpha1.BackendKind)), Name: "source"}}}}},
+			},
 		}},
 		Backends: []egressv1alpha1.Backend{{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "source"},
@@ -123,7 +140,7 @@ func startTunnelProxy(b *testing.B, source uint32) uint32 {
 		}},
 	}
 	result := translate.Translate(res, nil, translate.Options{AddressPolicy: anyAddress{}})
-	if len(result.Gateways) != 1 || !result.Gateways[0].Listeners[0].ForwardProxy {
+	if len(result.Gateways) != 1 || len(result.Gateways[0].Listeners) != 2 {
 		b.Fatalf("translation did not produce one forward-proxy Gateway; statuses: %+v", result.Statuses.Gateways)
 	}
 	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
@@ -133,14 +150,16 @@ func startTunnelProxy(b *testing.B, source uint32) uint32 {
 		}
 		return protojson.Marshal(bs)
 	}})
-	xdstest.WaitFor(b, xdstest.Timeout, "the forward proxy on port "+fmt.Sprint(port), func() error {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(int(port)))
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
-	return port
+	for _, p := range []uint32{port, tcpPort} {
+		xdstest.WaitFor(b, xdstest.Timeout, "the listener on port "+fmt.Sprint(p), func() error {
+			c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(int(p)))
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+	}
+	return port, tcpPort
 }
 
 // anyAddress admits the loopback destination of the benchmark.
@@ -198,3 +217,5 @@ func median(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -24,11 +24,14 @@ func renderTunnel(b *strings.Builder, rs []result) {
 	b.WriteString("## 9. CONNECT tunnels\n\nBenchmarkConnectTunnel: a forward-proxy Gateway as the translator generates it (one Envoy worker) " +
 		"and a Backend declaring a local source's TCP port; 64 MiB read through a CONNECT tunnel and over a direct connection to the same source, " +
 		"the sides alternating, each timed from opening the connection to its last byte (median of the rounds). The end of file comes after " +
-		"the last byte by Envoy's delayed close of a proxy listener (100 ms). Setup: dialling the proxy to reading its 200, a new connection each time.\n\n")
-	b.WriteString("| tunnel MB/s | direct MB/s | ratio | end of file after the last byte, ms | setup p50 ms | setup p99 ms |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		"the last byte by Envoy's delayed close of a proxy listener (100 ms). Setup: dialling the proxy to reading its 200, a new connection each time. " +
+		"TCPRoute: the same transfer through a TCP listener and a TCPRoute to the same Backend (Envoy's TCP proxy, no HTTP codec).\n\n")
+	b.WriteString("| tunnel MB/s | direct MB/s | ratio | TCPRoute MB/s | TCPRoute ratio | end of file after the last byte, ms | setup p50 ms | setup p99 ms |\n" +
+		"| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rs {
 		v := r.Values
-		fmt.Fprintf(b, "| %.0f | %.0f | %.3f | %.0f | %.2f | %.2f |\n", v["tunnel-MB/s"], v["direct-MB/s"], v["ratio"], v["eof-after-last-byte-ms"], v["setup-p50-ms"], v["setup-p99-ms"])
+		fmt.Fprintf(b, "| %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.2f | %.2f |\n", v["tunnel-MB/s"], v["direct-MB/s"], v["ratio"],
+			v["tcproute-MB/s"], v["tcproute-ratio"], v["eof-after-last-byte-ms"], v["setup-p50-ms"], v["setup-p99-ms"])
 	}
 	b.WriteString("\n")
 }
