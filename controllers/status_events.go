@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -70,6 +71,12 @@ func conditionsOf(obj client.Object, controller gwapiv1.GatewayController) condi
 		for _, a := range o.Status.Ancestors {
 			if a.ControllerName == controller {
 				out["ancestor "+parentRefString(a.AncestorRef, o.Namespace)] = a.Conditions
+			}
+		}
+	case *gwapixv1alpha1.XBackend:
+		for _, p := range o.Status.Ancestors {
+			if p.ControllerName == controller {
+				out["parent "+parentRefString(p.AncestorRef, o.Namespace)] = p.Conditions
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
+
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
 
@@ -111,4 +113,11 @@ func labelProblem(l string) string {
 		}
 	}
 	return ""
+}
+
+// XBackendHostname returns the name the DNS guard must resolve for an XBackend: its
+// hostname when that passes the rules above (a refused one is never resolved).
+func XBackendHostname(x *gwapixv1alpha1.XBackend) (string, bool) {
+	h, e := xbackendHostname(&x.Spec)
+	return h, e == nil
 }
