@@ -12,6 +12,7 @@ import (
 	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
 // Events follow the conditions the status writer stores, so `kubectl get events
@@ -29,6 +30,8 @@ var eventedConditions = map[string]bool{
 	egressv1alpha1.ConditionResolvedRefs:      true,
 	egressv1alpha1.ConditionAddressesResolved: true,
 	egressv1alpha1.ConditionProgrammed:        true,
+	// An XBackend's parent entries carry the DNS guard's verdict under this name.
+	translate.ConditionXBackendAddressesResolved: true,
 }
 
 // quietReasons are False states that are waits, not mistakes: Envoy has yet to

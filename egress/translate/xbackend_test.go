@@ -2,6 +2,7 @@ package translate
 
 import (
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -284,7 +285,40 @@ func TestXBackendHostnames(t *testing.T) {
 // XBackend: they are equal but for their names and the origin kind in their metadata.
 func TestXBackendClusterEqualsBackendCluster(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "xbackend-equivalent-backend.in.yaml"))
-	result := Translate(res, addrs, opts)
+	assertSameClusters(t, Translate(res, addrs, opts))
+}
+
+// TestREADMEXBackendExampleGivesTheSameCluster: the Backend and the XBackend of the
+// README's section "The same destination as an XBackend", put in the golden input's
+// place, give equal clusters too.
+func TestREADMEXBackendExampleGivesTheSameCluster(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### The same destination as an XBackend\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no yaml block under \"The same destination as an XBackend\"")
+	}
+	docs := strings.Split(block, "---\n")
+	example := &egress.Resources{}
+	if err := example.Load(strings.NewReader(docs[0] + "---\n" + docs[1])); err != nil {
+		t.Fatalf("the README's Backend and XBackend: %v", err)
+	}
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "xbackend-equivalent-backend.in.yaml"))
+	if len(example.Backends) != 1 || len(example.XBackends) != 1 {
+		t.Fatalf("the README's example holds %d Backends and %d XBackends", len(example.Backends), len(example.XBackends))
+	}
+	res.Backends[0].Spec, res.XBackends[0].Spec = example.Backends[0].Spec, example.XBackends[0].Spec
+	assertSameClusters(t, Translate(res, addrs, opts))
+}
+
+// assertSameClusters builds the Gateway of the golden input's shape and compares the
+// Backend's cluster and endpoints with the XBackend's.
+func assertSameClusters(t *testing.T, result Result) {
+	t.Helper()
 	if len(result.Gateways) != 1 {
 		t.Fatalf("%d gateways translated", len(result.Gateways))
 	}
