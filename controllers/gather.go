@@ -27,6 +27,8 @@ type gatherer struct {
 	cache client.Reader
 	api   client.Reader
 	memo  map[translate.ObjectRef]client.Object
+	// xbackends: the XBackend CRD is served, so XBackends are listed (xbackend.go).
+	xbackends bool
 }
 
 func newGatherer(cache, api client.Reader) *gatherer {
@@ -58,6 +60,9 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 			return nil, fmt.Errorf("list %T: %w", l.list, err)
 		}
 		l.take(l.list)
+	}
+	if err := g.gatherXBackends(ctx, res); err != nil {
+		return nil, err
 	}
 	return res, g.readReferenced(ctx, res)
 }

@@ -10,6 +10,10 @@ package controllers
 // Pods are the callers of isolated Gateways (only their identity and IPs are kept):
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// The Gateway API's experimental XBackend, read (and its status written) only when its
+// CRD is served (xbackend.go):
+// +kubebuilder:rbac:groups=gateway.networking.x-k8s.io,resources=xbackends,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.x-k8s.io,resources=xbackends/status,verbs=get;update;patch
 //
 // Statuses the translator computes:
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;tlsroutes/status;tcproutes/status;backendtlspolicies/status,verbs=get;update;patch

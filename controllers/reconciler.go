@@ -316,6 +316,7 @@ func outsideNames(res *egress.Resources) []string {
 			set[strings.ToLower(f.Hostname)] = true
 		}
 	}
+	xbackendNames(res, set)
 	for _, s := range res.Services {
 		if s.Spec.Type == corev1.ServiceTypeExternalName && s.Spec.ExternalName != "" {
 			set[strings.TrimSuffix(strings.ToLower(s.Spec.ExternalName), ".")] = true

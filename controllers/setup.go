@@ -93,6 +93,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
+	b, err := r.watchXBackends(mgr, b, all, specOnly)
+	if err != nil {
+		return err
+	}
 	return b.Complete(r)
 }
 

@@ -9,8 +9,10 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
 // Events follow the conditions the status writer stores, so `kubectl get events
@@ -28,6 +30,8 @@ var eventedConditions = map[string]bool{
 	egressv1alpha1.ConditionResolvedRefs:      true,
 	egressv1alpha1.ConditionAddressesResolved: true,
 	egressv1alpha1.ConditionProgrammed:        true,
+	// An XBackend's parent entries carry the DNS guard's verdict under this name.
+	translate.ConditionXBackendAddressesResolved: true,
 }
 
 // quietReasons are False states that are waits, not mistakes: Envoy has yet to
@@ -70,6 +74,12 @@ func conditionsOf(obj client.Object, controller gwapiv1.GatewayController) condi
 		for _, a := range o.Status.Ancestors {
 			if a.ControllerName == controller {
 				out["ancestor "+parentRefString(a.AncestorRef, o.Namespace)] = a.Conditions
+			}
+		}
+	case *gwapixv1alpha1.XBackend:
+		for _, p := range o.Status.Ancestors {
+			if p.ControllerName == controller {
+				out["parent "+parentRefString(p.AncestorRef, o.Namespace)] = p.Conditions
 			}
 		}
 	}

@@ -68,6 +68,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 		})
 	}
 	w.dropStale(ctx, q, st, res)
+	w.writeXBackends(ctx, q, st, res)
 	for key, want := range st.Backends {
 		q.do(func() error {
 			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {

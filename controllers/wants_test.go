@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -102,6 +103,8 @@ func (x want) newObject() client.Object {
 		return &gwapiv1.BackendTLSPolicy{}
 	case "Backend":
 		return &egressv1alpha1.Backend{}
+	case "XBackend":
+		return &gwapixv1alpha1.XBackend{}
 	}
 	panic("want: unknown kind " + x.kind)
 }
@@ -175,6 +178,13 @@ func conditionsAt(obj client.Object, sub string, controller gwapiv1.GatewayContr
 		for _, a := range o.Status.Ancestors {
 			if a.ControllerName == controller && string(a.AncestorRef.Name) == sub {
 				return a.Conditions, true, nil
+			}
+		}
+		return nil, false, nil
+	case *gwapixv1alpha1.XBackend:
+		for _, p := range o.Status.Ancestors {
+			if p.ControllerName == controller && string(p.AncestorRef.Name) == sub {
+				return p.Conditions, true, nil
 			}
 		}
 		return nil, false, nil

@@ -105,6 +105,8 @@ func (r *Resources) addObject(doc []byte, tm metav1.TypeMeta, decode strictDecod
 		return appendStrict(doc, &r.BackendTLSPolicies, decode)
 	case "Backend.egress.portcullis.io":
 		return appendStrict(doc, &r.Backends, decode)
+	case "XBackend.gateway.networking.x-k8s.io":
+		return appendStrict(doc, &r.XBackends, decode)
 	case "Service":
 		return appendStrict(doc, &r.Services, decode)
 	case "EndpointSlice.discovery.k8s.io":
@@ -150,7 +152,7 @@ func appendStrict[T any](doc []byte, into *[]T, decode strictDecoder) error {
 }
 
 // Kinds lists the kinds Load accepts, for error messages and docs.
-var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "TLSRoute", "TCPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace", "Pod"}
+var Kinds = []string{"GatewayClass", "Gateway", "HTTPRoute", "TLSRoute", "TCPRoute", "ReferenceGrant", "BackendTLSPolicy", "Backend", "XBackend", "Service", "EndpointSlice", "Secret", "ConfigMap", "Namespace", "Pod"}
 
 // isEmptyDocument reports whether a YAML document holds nothing but comments and blanks.
 func isEmptyDocument(doc []byte) bool {

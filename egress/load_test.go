@@ -106,3 +106,36 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 		t.Fatal("changing the copy changed the original")
 	}
 }
+
+// TestLoadXBackend: the Gateway API's experimental XBackend is an input of its own, in
+// XBackends (never among Backends), and a misspelt field of it is an error.
+func TestLoadXBackend(t *testing.T) {
+	const doc = `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: api, namespace: apps}
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: api.example.com}
+  port: {port: 443}
+  tls: {mode: ServerOnly, validation: {hostname: api.example.com, wellKnownCACertificates: System}}
+`
+	r := &Resources{}
+	if err := r.Load(strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.XBackends) != 1 || len(r.Backends) != 0 {
+		t.Fatalf("xBackends=%d backends=%d, want 1 and 0", len(r.XBackends), len(r.Backends))
+	}
+	if got := r.XBackends[0].Spec.ExternalHostname.Hostname; got != "api.example.com" {
+		t.Errorf("hostname = %q", got)
+	}
+	c := r.DeepCopy()
+	c.XBackends[0].Spec.Port.Port = 8443
+	if r.XBackends[0].Spec.Port.Port != 443 {
+		t.Error("changing the copy's XBackend changed the original")
+	}
+	err := (&Resources{}).Load(strings.NewReader(strings.Replace(doc, "externalHostname:", "externalHostnme:", 1)))
+	if err == nil || !strings.Contains(err.Error(), `unknown field "externalHostnme"`) {
+		t.Errorf("err = %v, want the misspelt field named", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -34,6 +35,9 @@ type Resources struct {
 	// Pods are the callers of isolated Gateways: only their namespace, name,
 	// ServiceAccount, phase and IPs matter (the manager watches no more of them).
 	Pods []corev1.Pod `json:"pods,omitempty"`
+	// XBackends are the Gateway API's experimental XBackend
+	// (gateway.networking.x-k8s.io/v1alpha1), gathered only when its CRD is served.
+	XBackends []gwapixv1alpha1.XBackend `json:"xBackends,omitempty"`
 }
 
 // DeepCopy returns an independent copy, so a snapshot handed to the translator cannot
@@ -57,6 +61,7 @@ func (r *Resources) DeepCopy() *Resources {
 		ConfigMaps:         copyAll(r.ConfigMaps, (*corev1.ConfigMap).DeepCopy),
 		Namespaces:         copyAll(r.Namespaces, (*corev1.Namespace).DeepCopy),
 		Pods:               copyAll(r.Pods, (*corev1.Pod).DeepCopy),
+		XBackends:          copyAll(r.XBackends, (*gwapixv1alpha1.XBackend).DeepCopy),
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/controllers"
@@ -183,7 +184,7 @@ func runManager(args []string, stdout, stderr io.Writer) int {
 // Scheme holds every type the manager reads or writes.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwapiv1.Install, egressv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwapiv1.Install, gwapixv1alpha1.Install, egressv1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -100,9 +101,12 @@ func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, 
 	}
 	var cluster *ir.Cluster
 	var secrets []ir.Secret
-	if kind == targetService {
+	switch kind {
+	case targetService:
 		cluster, secrets, rerr = t.serviceRef(g, target, ref.Port)
-	} else {
+	case targetXBackend:
+		cluster, secrets, rerr = t.xbackendRef(g, target, ref.Port)
+	default:
 		cluster, secrets, rerr = t.backendRef(g, target, ref.Port)
 	}
 	if rerr != nil {
@@ -122,6 +126,7 @@ type targetKind int
 const (
 	targetBackend targetKind = iota
 	targetService
+	targetXBackend
 )
 
 // backendRefTarget checks a backendRef's kind and, across namespaces, its ReferenceGrant,
@@ -145,8 +150,10 @@ func (t *translator) backendRefTarget(fromKind, fromNS string, ref gwapiv1.Backe
 		tk = targetService
 	case group == egressv1alpha1.GroupVersion.Group && kind == egressv1alpha1.BackendKind:
 		tk = targetBackend
+	case group == gwapixv1alpha1.GroupName && kind == XBackendKind:
+		tk = targetXBackend
 	default:
-		return target, tk, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service or an %s Backend", group, kind, egressv1alpha1.GroupVersion.Group)
+		return target, tk, newRefError(string(gwapiv1.RouteReasonInvalidKind), "kind %s/%s is not supported; use a Service, an %s Backend or a %s XBackend", group, kind, egressv1alpha1.GroupVersion.Group, gwapixv1alpha1.GroupName)
 	}
 	if !t.refAllowed(crossRef{gwapiv1.GroupName, fromKind, fromNS, group, kind, ns, target.Name}) {
 		return target, tk, newRefError(string(gwapiv1.RouteReasonRefNotPermitted), "%s %s is in another namespace and no ReferenceGrant allows it", kind, target)

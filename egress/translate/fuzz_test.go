@@ -2,6 +2,7 @@ package translate
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/randfill"
@@ -41,10 +42,34 @@ func FuzzTranslate(f *testing.F) {
 	})
 }
 
+// translateVocabulary is vocabulary with the words of XBackends (its kind and group,
+// type, TLS modes, protocols), which every list of Resources, XBackends included, is
+// filled from. vocabulary itself stays as it is: the tenant fuzz target's saved inputs
+// draw from it.
+var translateVocabulary = append(slices.Clone(vocabulary),
+	"XBackend", "gateway.networking.x-k8s.io", "ExternalHostname", "None", "ServerOnly", "ClientAndServer", "H2C", "HTTP11", "api.svc")
+
 func randomResources(seed int64) *egress.Resources {
 	res := &egress.Resources{}
 	randfill.NewWithSeed(seed).NilChance(0.3).NumElements(0, 4).Funcs(
-		func(s *string, c randfill.Continue) { *s = vocabulary[c.Intn(len(vocabulary))] },
+		func(s *string, c randfill.Continue) { *s = translateVocabulary[c.Intn(len(translateVocabulary))] },
 	).Fill(res)
 	return res
+}
+
+// TestFuzzTranslateFillsXBackends: FuzzTranslate's inputs hold XBackends, with the
+// words of their fields. (Random objects seldom reach a Gateway: FuzzXBackend, in
+// xbackend_fuzz_test.go, fuzzes XBackends that a route uses.)
+func TestFuzzTranslateFillsXBackends(t *testing.T) {
+	filled := 0
+	for seed := int64(0); seed < 40; seed++ {
+		for _, x := range randomResources(seed).XBackends {
+			if x.Spec.TLS != nil && x.Spec.TLS.Mode != "" {
+				filled++
+			}
+		}
+	}
+	if filled == 0 {
+		t.Fatal("no seed of FuzzTranslate holds an XBackend with a TLS mode")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -29,6 +30,7 @@ type translator struct {
 	streamRoutes   []*streamRoute // TLSRoutes and TCPRoutes, oldest first
 	grants         []*gwapiv1.ReferenceGrant
 	backends       map[types.NamespacedName]*backendSlot
+	xbackends      map[types.NamespacedName]*xbackendSlot
 	policies       []*gwapiv1.BackendTLSPolicy
 	services       map[types.NamespacedName]*corev1.Service
 	slices         map[types.NamespacedName][]*discoveryv1.EndpointSlice // by Service
@@ -82,6 +84,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 			TCPRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TCPRoutes)),
 			Backends:           make(map[string]*egressv1alpha1.BackendStatus, nb),
 			BackendTLSPolicies: map[string][]gwapiv1.PolicyAncestorStatus{},
+			XBackends:          map[string]*gwapixv1alpha1.BackendStatus{},
 		}},
 	}
 	t.index(res)
@@ -101,6 +104,7 @@ func (t *translator) index(res *egress.Resources) {
 	t.policies = pointers(res.BackendTLSPolicies)
 	sortObjects(t.policies)
 	t.backends = indexBackends(res.Backends)
+	t.xbackends = indexXBackends(res.XBackends)
 	indexByName(res.Services, t.services)
 	indexByName(res.Secrets, t.secrets)
 	indexByName(res.ConfigMaps, t.configMaps)

@@ -33,6 +33,11 @@ func References(res *egress.Resources) []ObjectRef {
 	for i := range res.Backends {
 		backendReferences(&res.Backends[i], add)
 	}
+	for i := range res.XBackends {
+		if conv, e := convertXBackend(&res.XBackends[i]); e == nil {
+			backendReferences(conv.b, add)
+		}
+	}
 	for i := range res.BackendTLSPolicies {
 		p := &res.BackendTLSPolicies[i]
 		for _, ref := range p.Spec.Validation.CACertificateRefs {

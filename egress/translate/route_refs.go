@@ -31,9 +31,15 @@ func (t *translator) unattachedRefStatus(r *gwapiv1.HTTPRoute) refStatus {
 }
 
 func (t *translator) checkRefExists(target types.NamespacedName, kind targetKind) *refError {
-	if kind == targetService {
+	switch kind {
+	case targetService:
 		if _, ok := t.services[target]; !ok {
 			return newRefError(string(gwapiv1.RouteReasonBackendNotFound), "Service %s not found", target)
+		}
+		return nil
+	case targetXBackend:
+		if _, ok := t.xbackends[target]; !ok {
+			return newRefError(string(gwapiv1.RouteReasonBackendNotFound), "XBackend %s not found", target)
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package translate
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -18,6 +19,8 @@ type Statuses struct {
 	TCPRoutes          map[string][]gwapiv1.RouteParentStatus    `json:"tcpRoutes,omitempty"`
 	Backends           map[string]*egressv1alpha1.BackendStatus  `json:"backends,omitempty"`
 	BackendTLSPolicies map[string][]gwapiv1.PolicyAncestorStatus `json:"backendTLSPolicies,omitempty"`
+	// XBackends hold, per XBackend that routes reference, one parent entry per Gateway.
+	XBackends map[string]*gwapixv1alpha1.BackendStatus `json:"xBackends,omitempty"`
 }
 
 // condition builds a condition for an object of the given generation.

@@ -106,6 +106,7 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 	}
 	t.finishBackendStatuses()
 	t.finishPolicyStatuses()
+	t.finishXBackendStatuses()
 	t.cache.sweep()
 	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
 	return t.result

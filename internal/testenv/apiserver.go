@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
@@ -52,6 +53,9 @@ func Scheme() *runtime.Scheme {
 		panic(err)
 	}
 	if err := gwapiv1.Install(s); err != nil {
+		panic(err)
+	}
+	if err := gwapixv1alpha1.Install(s); err != nil {
 		panic(err)
 	}
 	return s
