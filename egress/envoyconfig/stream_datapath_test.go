@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -86,6 +87,17 @@ func streamResources(tlsPort, tcpPort uint32, api, db *countingListener) *egress
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"},
 			Spec: gwapiv1.TLSRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: parents},
 				Hostnames: []gwapiv1.Hostname{"api.example.com"}, Rules: []gwapiv1.TLSRouteRule{{BackendRefs: backendRef("api")}}},
+		}, {
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "via-xbackend"},
+			Spec: gwapiv1.TLSRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: parents},
+				Hostnames: []gwapiv1.Hostname{"x.example.com"}, Rules: []gwapiv1.TLSRouteRule{{BackendRefs: []gwapiv1.BackendRef{{BackendObjectReference: gwapiv1.BackendObjectReference{
+					Group: ptrTo(gwapiv1.Group(gwapixv1alpha1.GroupVersion.Group)), Kind: ptrTo(gwapiv1.Kind("XBackend")), Name: "api"}}}}}},
+		}},
+		XBackends: []gwapixv1alpha1.XBackend{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"},
+			Spec: gwapixv1alpha1.BackendSpec{Type: gwapixv1alpha1.BackendTypeExternalHostname,
+				ExternalHostname: &gwapixv1alpha1.ExternalHostnameBackend{Hostname: "api.example.com"},
+				Port:             gwapixv1alpha1.BackendPort{Port: gwapixv1alpha1.PortNumber(portOf(api))}},
 		}},
 		TCPRoutes: []gwapiv1.TCPRoute{{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "db"},
@@ -129,6 +141,12 @@ func TestStreamRoutesDataPath(t *testing.T) {
 			t.Fatalf("got %q, %v; want the upstream's echo of the client's ClientHello", got, err)
 		}
 	})
+	t.Run("TLS passthrough to an XBackend's vetted addresses", func(t *testing.T) {
+		got, err := passthroughHello(roots, proxyCallerA, tlsPort, "x.example.com", nil)
+		if err != nil || got != "sni=x.example.com alpn=\n" {
+			t.Fatalf("got %q, %v; want the upstream's echo of the client's ClientHello", got, err)
+		}
+	})
 	t.Run("SNI is matched regardless of case", func(t *testing.T) {
 		if got, err := passthroughHello(roots, proxyCallerA, tlsPort, "API.Example.com", nil); err != nil || !strings.HasPrefix(got, "sni=") {
 			t.Fatalf("got %q, %v", got, err)
@@ -165,7 +183,7 @@ func TestStreamRoutesDataPath(t *testing.T) {
 		t.Errorf("the TCP upstream accepted %d refused connections, want 0", n)
 	}
 
-	lines := audit.waitFor(t, 2+2+len(refusedTLS)+1) // waitEcho and the echo, two handshakes, the refused
+	lines := audit.waitFor(t, 2+3+len(refusedTLS)+1) // waitEcho and the echo, three handshakes, the refused
 	allowed := audit.find(t, lines, proxyCallerA, DecisionAllowed, "tlsroute/team-a/api", "")
 	for path, want := range map[string]string{"backend": "team-a/api", "caller.namespace": "team-a", "sni": "api.example.com", "listener": "tls-" + strconv.Itoa(int(tlsPort))} {
 		if got := field(allowed, path); got != want {

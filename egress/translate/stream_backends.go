@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -50,8 +51,11 @@ func (t *translator) streamCluster(g *gatewayContext, r *streamRoute, ref gwapiv
 	if rerr != nil {
 		return nil, rerr
 	}
-	if kind == targetService {
+	switch kind {
+	case targetService:
 		return t.serviceStreamCluster(target, ref.Port)
+	case targetXBackend:
+		return t.xbackendStreamCluster(g, r, target, ref.Port)
 	}
 	return t.backendStreamCluster(g, r, target, ref.Port)
 }
@@ -156,6 +160,28 @@ func (t *translator) serviceStreamCluster(n types.NamespacedName, port *gwapiv1.
 		Name:      fmt.Sprintf("%s%s/%d", streamClusterPrefix, n, *port),
 		Origin:    ir.ClusterOrigin{Kind: ir.OriginService, Namespace: n.Namespace, Name: n.Name, Port: uint32(*port)},
 		Endpoints: eps,
+		Protocol:  ir.ProtocolTCP,
+	}, nil
+}
+
+// xbackendStreamCluster is raw TCP to the vetted addresses of an XBackend's hostname and
+// port. Its spec.protocol must be TCP or unset (a stream route carries no HTTP); its
+// spec.tls, which asks the gateway to originate TLS, does not apply: the client's TLS,
+// if any, goes end to end.
+func (t *translator) xbackendStreamCluster(g *gatewayContext, r *streamRoute, n types.NamespacedName, port *gwapiv1.PortNumber) (*ir.Cluster, *refError) {
+	s, e := t.xbackendTarget(g, n, port)
+	if e != nil {
+		return nil, e
+	}
+	if p := s.x.Spec.Protocol; p != nil && *p != gwapixv1alpha1.BackendProtocolTCP {
+		return nil, newRefError(ReasonInvalidBackend, "XBackend %s has spec.protocol %s: a %s passes connections through, so it needs TCP or no protocol", n, *p, r.kind)
+	}
+	s.streamed = true
+	p := uint32(s.x.Spec.Port.Port)
+	return &ir.Cluster{
+		Name:      fmt.Sprintf("%sxbackend/%s/%d", tunnelClusterPrefix, n, p),
+		Origin:    ir.ClusterOrigin{Kind: OriginXBackend, Namespace: n.Namespace, Name: n.Name, Port: p},
+		Endpoints: vettedEndpoints(t.resolution(s.tb.dest.hostname), p),
 		Protocol:  ir.ProtocolTCP,
 	}, nil
 }

@@ -30,6 +30,9 @@ type xbackendSlot struct {
 	tb *translatedBackend
 	// gateways are the Gateways whose routes reference the XBackend.
 	gateways map[types.NamespacedName]bool
+	// routed: HTTPRoutes send requests to it; streamed: TLSRoutes or TCPRoutes pass
+	// connections through to it.
+	routed, streamed bool
 }
 
 func indexXBackends(in []gwapixv1alpha1.XBackend) map[types.NamespacedName]*xbackendSlot {
@@ -138,6 +141,7 @@ func (t *translator) xbackendRef(g *gatewayContext, n types.NamespacedName, port
 	if s.conv.tcp || len(s.tb.ports) == 0 {
 		return nil, nil, newRefError(string(gwapiv1.RouteReasonUnsupportedProtocol), "XBackend %s has spec.protocol TCP: an HTTPRoute sends HTTP, so it needs HTTP, HTTP11, HTTP2, H2C, GRPC or MCP", n)
 	}
+	s.routed = true
 	pc := s.tb.ports[0]
 	return pc.cluster, pc.secrets, nil
 }

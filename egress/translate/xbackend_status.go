@@ -58,8 +58,23 @@ func (t *translator) xbackendConditions(s *xbackendSlot) []metav1.Condition {
 		}
 		return []metav1.Condition{accepted, t.xbackendAddresses(s, gen)}
 	}
-	accepted := condition(egressv1alpha1.ConditionAccepted, true, egressv1alpha1.ReasonAccepted, "XBackend accepted: "+xbackendSummary(s), gen)
+	accepted := condition(egressv1alpha1.ConditionAccepted, true, egressv1alpha1.ReasonAccepted, "XBackend accepted: "+xbackendUse(s), gen)
 	return []metav1.Condition{accepted, t.xbackendAddresses(s, gen)}
+}
+
+// xbackendUse says what the gateway does with the XBackend: requests of HTTPRoutes (its
+// summary), connections of TLSRoutes and TCPRoutes passed through, or both.
+func xbackendUse(s *xbackendSlot) string {
+	if !s.streamed {
+		return xbackendSummary(s)
+	}
+	b := s.conv.b
+	msg := fmt.Sprintf("TLSRoutes and TCPRoutes pass connections through to %s:%d; there the client's TLS, if any, goes end to end and spec.tls does not apply",
+		b.Spec.Destination.FQDN.Hostname, b.Spec.Destination.Ports[0].Port)
+	if s.routed {
+		msg = xbackendSummary(s) + "; " + msg
+	}
+	return msg
 }
 
 func (t *translator) xbackendAddresses(s *xbackendSlot, gen int64) metav1.Condition {
