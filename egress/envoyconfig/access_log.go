@@ -69,7 +69,13 @@ func identityField(prefix string) string {
 
 // auditLog is the access log of one filter chain's connection manager.
 func auditLog(gateway, listener string, unknown bool) (*accesslogv3.AccessLog, error) {
-	format, err := structpb.NewStruct(auditFields(gateway, listener, unknown))
+	return jsonStdoutLog(auditFields(gateway, listener, unknown))
+}
+
+// jsonStdoutLog writes one JSON line of fields on Envoy's standard output per request
+// (or, on a TCP proxy, per connection).
+func jsonStdoutLog(fields map[string]any) (*accesslogv3.AccessLog, error) {
+	format, err := structpb.NewStruct(fields)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,6 @@
 package envoyconfig
 
-import (
-	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	streamv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
-	"google.golang.org/protobuf/types/known/structpb"
-)
+import accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 
 // streamAudit is what one stream chain's audit line says that Envoy cannot look up: the
 // route, the caller's namespace (the chain was picked by it) and the decision. A stream
@@ -46,15 +41,5 @@ func (a streamAudit) fields(gateway, listener string) map[string]any {
 
 // accessLog is the stream chain's audit log, written when the connection closes.
 func (a streamAudit) accessLog(gateway, listener string) (*accesslogv3.AccessLog, error) {
-	format, err := structpb.NewStruct(a.fields(gateway, listener))
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := pack(&streamv3.StdoutAccessLog{AccessLogFormat: &streamv3.StdoutAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
-		Format: &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: format},
-	}}})
-	if err != nil {
-		return nil, err
-	}
-	return &accesslogv3.AccessLog{Name: stdoutAccessLog, ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: cfg}}, nil
+	return jsonStdoutLog(a.fields(gateway, listener))
 }

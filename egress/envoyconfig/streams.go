@@ -108,22 +108,9 @@ func (sb *streamBuilder) matcher() (*xdsmatcherv3.Matcher, error) {
 // callerRanges sends each known caller's address to its table, or to the chain that
 // refuses callers whose namespace has none.
 func (sb *streamBuilder) callerRanges(tables map[string]*xdsmatcherv3.Matcher_OnMatch) (*xdsmatcherv3.IPMatcher, error) {
-	tenants := make(map[string]bool, len(sb.l.Tenants))
-	for _, t := range sb.l.Tenants {
-		tenants[t.Namespace] = true
-	}
-	ranges := map[string][]*xdscorev3.CidrRange{}
-	var order []string
-	for _, c := range sb.l.Callers {
-		chain := chainOf(c, tenants)
-		cidr, err := cidrRange(c.Prefix)
-		if err != nil {
-			return nil, err
-		}
-		if _, seen := ranges[chain]; !seen {
-			order = append(order, chain)
-		}
-		ranges[chain] = append(ranges[chain], cidr...)
+	order, ranges, err := callersByChain(sb.l)
+	if err != nil {
+		return nil, err
 	}
 	ip := &xdsmatcherv3.IPMatcher{}
 	for _, chain := range order {

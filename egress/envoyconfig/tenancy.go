@@ -125,22 +125,9 @@ func callersByNamespace(callers []ir.Caller) map[string][]ir.Caller {
 // no-route chain when the namespace has no table) and every other one to the
 // unknown-caller chain.
 func callerMatcher(l *ir.Listener) (*xdsmatcherv3.Matcher, error) {
-	tenants := make(map[string]bool, len(l.Tenants))
-	for _, t := range l.Tenants {
-		tenants[t.Namespace] = true
-	}
-	ranges := map[string][]*xdsmatcherv3.IPMatcher_IPRangeMatcher{}
-	var order []string
-	for _, c := range l.Callers {
-		chain := chainOf(c, tenants)
-		cidr, err := cidrRange(c.Prefix)
-		if err != nil {
-			return nil, err
-		}
-		if _, seen := ranges[chain]; !seen {
-			order = append(order, chain)
-		}
-		ranges[chain] = append(ranges[chain], &xdsmatcherv3.IPMatcher_IPRangeMatcher{Ranges: cidr})
+	order, ranges, err := callersByChain(l)
+	if err != nil {
+		return nil, err
 	}
 	ip := &xdsmatcherv3.IPMatcher{}
 	for _, chain := range order {
@@ -151,6 +138,29 @@ func callerMatcher(l *ir.Listener) (*xdsmatcherv3.Matcher, error) {
 		ip.RangeMatchers = append(ip.RangeMatchers, m)
 	}
 	return sourceIPMatcher(ip, unknownCallerChain)
+}
+
+// callersByChain groups the listener's caller addresses by the chain that serves them
+// (chainOf), chains in the order of their first caller.
+func callersByChain(l *ir.Listener) ([]string, map[string][]*xdscorev3.CidrRange, error) {
+	tenants := make(map[string]bool, len(l.Tenants))
+	for _, t := range l.Tenants {
+		tenants[t.Namespace] = true
+	}
+	ranges := map[string][]*xdscorev3.CidrRange{}
+	var order []string
+	for _, c := range l.Callers {
+		chain := chainOf(c, tenants)
+		cidr, err := cidrRange(c.Prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, seen := ranges[chain]; !seen {
+			order = append(order, chain)
+		}
+		ranges[chain] = append(ranges[chain], cidr...)
+	}
+	return order, ranges, nil
 }
 
 // chainOf is the filter chain that serves a caller.
@@ -166,16 +176,12 @@ func chainOf(c ir.Caller, tenants map[string]bool) string {
 }
 
 // mergedRange is one range matcher holding every range of one chain.
-func mergedRange(parts []*xdsmatcherv3.IPMatcher_IPRangeMatcher, chain string) (*xdsmatcherv3.IPMatcher_IPRangeMatcher, error) {
+func mergedRange(ranges []*xdscorev3.CidrRange, chain string) (*xdsmatcherv3.IPMatcher_IPRangeMatcher, error) {
 	action, err := stringAction(chain)
 	if err != nil {
 		return nil, err
 	}
-	out := &xdsmatcherv3.IPMatcher_IPRangeMatcher{OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: action}}}
-	for _, p := range parts {
-		out.Ranges = append(out.Ranges, p.Ranges...)
-	}
-	return out, nil
+	return &xdsmatcherv3.IPMatcher_IPRangeMatcher{Ranges: ranges, OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: action}}}, nil
 }
 
 // sourceIPMatcher matches the connection's source address with ip, and falls back to
