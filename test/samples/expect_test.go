@@ -27,6 +27,8 @@ var kinds = map[string]kindInfo{
 	"GatewayClass":     {gvk: gwapi("GatewayClass")},
 	"Gateway":          {gvk: gwapi("Gateway"), namespaced: true},
 	"HTTPRoute":        {gvk: gwapi("HTTPRoute"), namespaced: true, selector: "parent", statusList: "parents", refField: "parentRef"},
+	"TLSRoute":         {gvk: gwapi("TLSRoute"), namespaced: true, selector: "parent", statusList: "parents", refField: "parentRef"},
+	"TCPRoute":         {gvk: gwapi("TCPRoute"), namespaced: true, selector: "parent", statusList: "parents", refField: "parentRef"},
 	"BackendTLSPolicy": {gvk: gwapi("BackendTLSPolicy"), namespaced: true, selector: "ancestor", statusList: "ancestors", refField: "ancestorRef"},
 	"Backend":          {gvk: schema.GroupVersionKind{Group: "egress.portcullis.io", Version: "v1alpha1", Kind: "Backend"}, namespaced: true},
 	"NetworkPolicy":    {gvk: schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}, namespaced: true},

@@ -90,6 +90,48 @@ var useCases = []struct {
 	{"a namespace locked down to the gateway", "09-namespace-lockdown.yaml", showsLockdown},
 	{"a Backend the DNS guard blocks, and its status", "10-dns-guard-blocked.yaml", showsBlocked},
 	{"request headers set, added and removed", "11-request-header-modifier.yaml", showsExtensions("portcullis.io/request-header-modifier")},
+	{"TLS passthrough and TCP (TLSRoute, TCPRoute)", "12-tls-tcp-passthrough.yaml", showsStreams},
+}
+
+// showsStreams: a Gateway with a TLS passthrough and a TCP listener, a TLSRoute and a
+// TCPRoute to Backend ports of protocol TLS and TCP.
+func showsStreams(s *sample) error {
+	protocols := map[string]bool{}
+	for _, gw := range s.objectsOf("Gateway") {
+		listeners, _, _ := unstructured.NestedSlice(gw.Object, "spec", "listeners")
+		for _, raw := range listeners {
+			l, _ := raw.(map[string]any)
+			p, _ := l["protocol"].(string)
+			if mode, _, _ := unstructured.NestedString(l, "tls", "mode"); p == "TLS" && mode != "Passthrough" {
+				continue
+			}
+			protocols[p] = true
+		}
+	}
+	if !protocols["TLS"] || !protocols["TCP"] {
+		return fmt.Errorf("want a Gateway with a TLS Passthrough and a TCP listener, have protocols %v", protocols)
+	}
+	if len(s.objectsOf("TLSRoute")) == 0 || len(s.objectsOf("TCPRoute")) == 0 {
+		return fmt.Errorf("want a TLSRoute and a TCPRoute")
+	}
+	for _, want := range []string{"TLS", "TCP"} {
+		if err := backendHasPortProtocol(s, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func backendHasPortProtocol(s *sample, protocol string) error {
+	for _, b := range s.objectsOf("Backend") {
+		ports, _, _ := unstructured.NestedSlice(b.Object, "spec", "destination", "ports")
+		for _, raw := range ports {
+			if p, _ := raw.(map[string]any); p["protocol"] == protocol {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no Backend has a port of protocol %s", protocol)
 }
 
 // TestEveryExtensionTypeHasASample: each extension type the translator supports is used

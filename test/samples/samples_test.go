@@ -34,8 +34,8 @@ const (
 // earlier one. The API server is watched by the real manager. Its DNS guard asks a
 // test DNS server that answers the samples' outside names with 127.0.0.1 (allowed here,
 // test only) and nip.io-style names with the address they spell, as the public service
-// does. The one test-only change to a file: the Gateway listens on a free port instead
-// of 8080, which the host provider would bind on this machine.
+// does. The one test-only change to a file: a Gateway's listeners listen on free ports
+// instead of 8080, 443 or 5432, which the host provider would bind on this machine.
 func TestSamplesReachTheirPromisedConditions(t *testing.T) {
 	api := startAPIServer(t)
 	samples := loadSamples(t, samplesDir(t))
@@ -53,8 +53,8 @@ func TestSamplesReachTheirPromisedConditions(t *testing.T) {
 				k.create(t, r, keys)
 			}
 			path, port := withFreeGatewayPorts(t, s)
-			if port != 0 {
-				t.Logf("applying a copy whose Gateway listens on port %d instead of %d (test only)", port, samplePort)
+			if path != s.path {
+				t.Logf("applying a copy whose Gateway listeners use free ports (%d instead of %d; test only)", port, samplePort)
 			}
 			k.apply(t, path)
 			expectAll(t, api.Client, s, earliest(time.Now().Add(perSampleTimeout), overall))
