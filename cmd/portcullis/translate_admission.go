@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +44,7 @@ type heldObject struct {
 }
 
 func newAdmission() (*admission, error) {
-	v, err := crdvalidate.New(config.CRDs, config.CRDDirs...)
+	v, err := crdvalidate.New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the built-in CRDs: %w", err)
 	}

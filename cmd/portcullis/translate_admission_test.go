@@ -96,3 +96,31 @@ func serverErrors(out string) []string {
 	}
 	return lines
 }
+
+// TestTranslateValidatesXBackendsWithTheExperimentalCRD: an XBackend is checked against
+// the experimental CRD (which `portcullis local` does not install) like every other
+// input: a bad type is refused with the API server's words, a good XBackend passes.
+func TestTranslateValidatesXBackendsWithTheExperimentalCRD(t *testing.T) {
+	const xbackend = `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: mail, namespace: apps}
+spec: {type: %s, externalHostname: {hostname: smtp.example.com}, port: {port: 465}}
+`
+	for _, tc := range []struct {
+		typ      string
+		wantCode int
+		wantErr  string
+	}{
+		{"ExternalHostname", 0, ""},
+		{"Nope", 1, `spec.type: Unsupported value: "Nope": supported values: "ExternalHostname"`},
+	} {
+		file := filepath.Join(t.TempDir(), "xbackend.yaml")
+		if err := os.WriteFile(file, []byte(strings.Replace(xbackend, "%s", tc.typ, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"translate", "-f", file}, &stdout, &stderr); code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) {
+			t.Errorf("type %s: exit code %d, stderr:\n%s\nwant code %d and %q", tc.typ, code, stderr.String(), tc.wantCode, tc.wantErr)
+		}
+	}
+}
