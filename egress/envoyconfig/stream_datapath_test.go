@@ -163,6 +163,7 @@ func TestStreamRoutesDataPath(t *testing.T) {
 		{"a caller of a namespace with no route", proxyCallerB, "api.example.com", DecisionNoRouteForCaller},
 		{"an address no pod holds", proxyCallerUnknown, "api.example.com", DecisionUnknownCaller},
 		{"a server name no route of the caller takes", proxyCallerA, "other.example.com", DecisionNoRouteForCaller},
+		{"a ClientHello without SNI", proxyCallerA, "", DecisionNoRouteForCaller},
 	}
 	for _, tc := range refusedTLS {
 		t.Run("TLS refused: "+tc.name, func(t *testing.T) {
