@@ -27,17 +27,21 @@ var (
 )
 
 // sizes returns the one-Gateway sizes to run.
-func sizes(tb testing.TB) []int {
+func sizes(tb testing.TB) []int { return sizeList(tb, envSizes, defaultSizes) }
+
+// sizeList returns the comma-separated sizes the environment variable env lists, or
+// def when it is not set.
+func sizeList(tb testing.TB, env string, def []int) []int {
 	tb.Helper()
-	v := os.Getenv(envSizes)
+	v := os.Getenv(env)
 	if v == "" {
-		return defaultSizes
+		return def
 	}
 	var out []int
 	for _, f := range strings.Split(v, ",") {
 		n, err := positive(f)
 		if err != nil {
-			tb.Fatalf("%s=%q: %v", envSizes, v, err)
+			tb.Fatalf("%s=%q: %v", env, v, err)
 		}
 		out = append(out, n)
 	}
