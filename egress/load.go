@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -21,26 +24,64 @@ func (r *Resources) Load(in io.Reader) error {
 }
 
 // Keep decides, before an object is decoded, whether Load adds it: it sees the object's
-// own document (each item of a List separately) and its type.
-type Keep func(doc []byte, tm metav1.TypeMeta) bool
+// own document (each item of a List separately), the same as JSON, and its type.
+type Keep func(doc, js []byte, tm metav1.TypeMeta) bool
 
 // LoadFiltered is Load with keep (when not nil) deciding object by object, so a caller
-// can leave out, and report its own way, what a cluster would refuse.
+// can leave out, and report its own way, what a cluster would refuse. The documents are
+// converted to JSON on every CPU before they are added in order: parsing YAML is most
+// of loading ten thousand objects.
 func (r *Resources) LoadFiltered(in io.Reader, keep Keep) error {
+	docs, readErr := readDocuments(in)
+	converted := convertAll(docs)
 	l := loader{res: r, keep: keep}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
-	for n := 1; ; n++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("document %d: %w", n, err)
-		}
-		if err := l.add(doc); err != nil {
-			return fmt.Errorf("document %d: %w", n, err)
+	for i, doc := range docs {
+		if err := l.addConverted(doc, converted[i]); err != nil {
+			return fmt.Errorf("document %d: %w", i+1, err)
 		}
 	}
+	if readErr != nil {
+		return fmt.Errorf("document %d: %w", len(docs)+1, readErr)
+	}
+	return nil
+}
+
+// readDocuments splits a multi-document stream, up to the first error.
+func readDocuments(in io.Reader) ([][]byte, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
+	var docs [][]byte
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// conversion is a document as JSON, or why it is not YAML.
+type conversion struct {
+	js  []byte
+	err error
+}
+
+// convertAll converts every document to JSON, on every CPU.
+func convertAll(docs [][]byte) []conversion {
+	out := make([]conversion, len(docs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(docs); i = int(next.Add(1) - 1) {
+				out[i].js, out[i].err = yaml.YAMLToJSON(docs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // loader is one Load: where objects go and which are kept.
@@ -50,16 +91,26 @@ type loader struct {
 }
 
 func (l loader) add(doc []byte) error {
+	js, err := yaml.YAMLToJSON(doc)
+	return l.addConverted(doc, conversion{js: js, err: err})
+}
+
+// addConverted adds one document, given with its conversion to JSON; its errors are
+// worded as sigs.k8s.io/yaml's Unmarshal words them.
+func (l loader) addConverted(doc []byte, c conversion) error {
+	if c.err != nil {
+		return fmt.Errorf("error converting YAML to JSON: %w", c.err)
+	}
 	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(doc, &tm); err != nil {
-		return err
+	if err := json.Unmarshal(c.js, &tm); err != nil {
+		return fmt.Errorf("error unmarshaling JSON: %w", err)
 	}
 	switch {
 	case tm.GroupVersionKind().GroupKind().String() == "List":
 		return l.addList(doc)
 	case tm.Kind == "" && isEmptyDocument(doc):
 		return nil
-	case l.keep != nil && !l.keep(doc, tm):
+	case l.keep != nil && !l.keep(doc, c.js, tm):
 		return nil
 	}
 	return l.res.addObject(doc, tm, yamlStrict)

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -79,8 +80,11 @@ func TestLoadFilteredAsksForEveryObject(t *testing.T) {
 	input := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: refused}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: kept}}\n" +
 		"---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: refused}\n"
 	var asked []string
-	keep := func(doc []byte, tm metav1.TypeMeta) bool {
+	keep := func(doc, js []byte, tm metav1.TypeMeta) bool {
 		asked = append(asked, tm.Kind)
+		if !json.Valid(js) || !strings.Contains(string(js), `"kind":"`+tm.Kind+`"`) {
+			t.Errorf("keep got %s as JSON for a %s", js, tm.Kind)
+		}
 		return !strings.Contains(string(doc), "refused")
 	}
 	r := &Resources{}

@@ -11,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/config"
 	"github.com/portcullis-io/portcullis/egress"
@@ -38,8 +37,9 @@ const validationGCPercent = 400
 // heldObject is an object of a CRD kind waiting for validation.
 type heldObject struct {
 	source  string
-	doc     []byte // as read, or as JSON once check converted it
-	json    bool
+	doc     []byte // as read
+	js      []byte // the same as JSON, as the loader converted it
+	decoded bool   // the JSON decodes as an object (a document that does not is left to the loader's words)
 	refusal string
 }
 
@@ -52,11 +52,11 @@ func newAdmission() (*admission, error) {
 }
 
 // keep is the loader's egress.Keep: objects of CRD kinds are held back for validate.
-func (a *admission) keep(doc []byte, tm metav1.TypeMeta) bool {
+func (a *admission) keep(doc, js []byte, tm metav1.TypeMeta) bool {
 	if !a.validator.Knows(tm.GroupVersionKind().GroupKind()) {
 		return true
 	}
-	a.held = append(a.held, heldObject{source: a.source, doc: doc})
+	a.held = append(a.held, heldObject{source: a.source, doc: doc, js: js})
 	return false
 }
 
@@ -90,19 +90,15 @@ func (a *admission) validate() []string {
 	return refusals
 }
 
-// check validates h and notes kubectl's message if it is refused. It keeps the JSON it
-// validated, which addTo decodes without parsing YAML again; a document that does not
-// convert stays as it was, for the loader to report in its own words.
+// check validates h and notes kubectl's message if it is refused. addTo decodes the
+// JSON it validated without parsing YAML again; a document that does not decode as an
+// object is left to the loader to report in its own words.
 func (a *admission) check(h *heldObject) {
-	js, err := yaml.YAMLToJSON(h.doc)
+	obj, err := crdvalidate.Decode(h.js)
 	if err != nil {
 		return
 	}
-	obj, err := crdvalidate.Decode(js)
-	if err != nil {
-		return
-	}
-	h.doc, h.json = js, true
+	h.decoded = true
 	if err := a.validator.Validate(obj); err != nil {
 		h.refusal = kubectlMessage(h.source, err)
 	}
@@ -112,8 +108,8 @@ func (a *admission) check(h *heldObject) {
 func (a *admission) addTo(res *egress.Resources) error {
 	for _, h := range a.held {
 		var err error
-		if h.json {
-			err = res.AddJSON(h.doc)
+		if h.decoded {
+			err = res.AddJSON(h.js)
 		} else {
 			err = res.Load(bytes.NewReader(h.doc))
 		}
