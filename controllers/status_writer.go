@@ -29,6 +29,8 @@ type statusWriter struct {
 	// events receives an Event per condition that turns False or recovers
 	// (status_events.go); nil emits none.
 	events record.EventRecorder
+	// gathered are the objects of the translation being written (status_gathered.go).
+	gathered gatheredIndex
 }
 
 // write stores every status; it returns the errors of the objects it could not update.
@@ -36,6 +38,8 @@ type statusWriter struct {
 // but got no status this time lose that entry. Objects are written in parallel (see
 // statusWorkers); each object's read-merge-write stays one sequence.
 func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources) error {
+	w.gathered = indexGathered(res)
+	defer func() { w.gathered = nil }()
 	q := newWriteQueue(statusWorkers)
 	for name, want := range st.GatewayClasses {
 		q.do(func() error {
@@ -125,6 +129,9 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 // reports a change; once written, the conditions that changed become Events. A deleted
 // object is not an error.
 func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj client.Object, mutate func(client.Object) bool) error {
+	if w.unchanged(key, obj, mutate) {
+		return nil
+	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := w.c.Get(ctx, key, obj); err != nil {
 			return err
@@ -191,14 +198,20 @@ func addressesEqual(a, b []gwapiv1.GatewayStatusAddress) bool {
 	return true
 }
 
+// mergeBackend compares before it copies: nearly every Backend's status comes out as
+// stored, and the copy is only needed for one that is written (the API server's answer
+// is decoded into stored, which must not share memory with the translation's result).
 func (w *statusWriter) mergeBackend(stored *egressv1alpha1.BackendStatus, want *egressv1alpha1.BackendStatus) bool {
-	next := *want.DeepCopy()
-	next.Conditions = status.MergeConditions(stored.Conditions, want.Conditions, w.now())
-	cmpNext, cmpStored := next.DeepCopy(), stored.DeepCopy()
+	conds := status.MergeConditions(stored.Conditions, want.Conditions, w.now())
+	cmpNext, cmpStored := *want, *stored
 	cmpNext.Conditions, cmpStored.Conditions = nil, nil
-	changed := !status.ConditionsEqual(stored.Conditions, next.Conditions) || !equalJSON(cmpNext, cmpStored)
+	if status.ConditionsEqual(stored.Conditions, conds) && equalJSON(cmpNext, cmpStored) {
+		return false
+	}
+	next := *want.DeepCopy()
+	next.Conditions = conds
 	*stored = next
-	return changed
+	return true
 }
 
 // parseKey splits "namespace/name" (a cluster-scoped key has no slash).

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
@@ -60,7 +61,7 @@ func (g *gatherer) gatherXBackends(ctx context.Context, res *egress.Resources) e
 		return nil
 	}
 	list := &gwapixv1alpha1.XBackendList{}
-	if err := g.cache.List(ctx, list); err != nil {
+	if err := g.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list XBackends: %w", err)
 	}
 	res.XBackends = list.Items

@@ -17,6 +17,7 @@ import (
 	"text/template"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -54,13 +55,18 @@ func (p prefixPolicy) CheckAddr(a netip.Addr) (bool, string) {
 }
 
 // TestGolden translates every testdata/<case>.in.yaml and compares the IR and statuses
-// with <case>.out.yaml. Run with -update to accept a change, then review the diff.
+// with <case>.out.yaml (and checks that translating left the input as it was). Run with
+// -update to accept a change, then review the diff.
 func TestGolden(t *testing.T) {
 	for _, in := range goldenInputs(t) {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
 		t.Run(name, func(t *testing.T) {
 			res, addrs, opts := loadGoldenInput(t, in)
+			before := res.DeepCopy()
 			got := renderResult(t, Translate(res, addrs, opts))
+			if !equality.Semantic.DeepEqual(before, res) {
+				t.Fatal("translation modified its input: the manager hands it the informer cache's objects, uncopied")
+			}
 			again := renderResult(t, Translate(res.DeepCopy(), addrs, opts))
 			if !bytes.Equal(got, again) {
 				t.Fatal("translation is not deterministic: two runs over the same input differ")
