@@ -85,7 +85,7 @@ func (w *statusWriter) dropStaleRoutes(ctx context.Context, q *writeQueue, st tr
 
 // updateRouteParents merges want into the route's parents (nil drops ours).
 func (w *statusWriter) updateRouteParents(ctx context.Context, kind routeKind, key string, want []gwapiv1.RouteParentStatus) error {
-	return w.update(ctx, parseKey(key), kind.newObj(), func(o client.Object) bool {
+	return w.update(ctx, parseKey(key), kind.newObj(), want, func(o client.Object) bool {
 		parents := kind.parents(o)
 		// The CRD requires the list, if empty: nil would be sent as null and refused.
 		merged := append([]gwapiv1.RouteParentStatus{}, status.MergeRouteParents(*parents, want, w.controller, w.now())...)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,16 +54,76 @@ func each[T any, P interface {
 	}
 }
 
-// unchanged tells whether merging into the gathered copy of the object (of obj's type,
-// named key) changes nothing. mutate runs on a shallow copy: the merges replace status
-// fields and never write into what they share with the gathered object.
-func (w *statusWriter) unchanged(key types.NamespacedName, obj client.Object, mutate func(client.Object) bool) bool {
-	g, ok := w.gathered[gatheredKey{reflect.TypeOf(obj), key}]
+// unchanged tells whether the stored status of the object (of obj's type, named key)
+// already says want: the gathered object is the version whose status was last found or
+// written to say the same want, or merging want into the gathered object changes
+// nothing. mutate runs on a shallow copy: the merges replace status fields and never
+// write into what they share with the gathered object.
+func (w *statusWriter) unchanged(key types.NamespacedName, obj client.Object, want any, mutate func(client.Object) bool) bool {
+	k := gatheredKey{reflect.TypeOf(obj), key}
+	g, ok := w.gathered[k]
 	if !ok {
 		return false
+	}
+	if w.verified.says(k, g.GetResourceVersion(), want) {
+		return true
 	}
 	v := reflect.ValueOf(g).Elem()
 	c := reflect.New(v.Type())
 	c.Elem().Set(v)
-	return !mutate(c.Interface().(client.Object))
+	if mutate(c.Interface().(client.Object)) {
+		return false
+	}
+	w.verified.store(k, g.GetResourceVersion(), want)
+	return true
+}
+
+// verifiedStatuses remembers, per object, the resourceVersion whose status was last
+// found (or written) to say what translation wanted, and that want. Merging costs tens
+// of microseconds an object (conditions, transition times, JSON comparison); telling
+// that neither the object nor the want changed costs a lookup and a comparison of two
+// values translation made. The wants are translation's own statuses, which nothing
+// modifies once written. Entries of objects no write asked about are dropped.
+type verifiedStatuses struct {
+	mu      sync.Mutex
+	entries map[gatheredKey]*verifiedEntry
+	round   uint64
+}
+
+type verifiedEntry struct {
+	resourceVersion string
+	want            any
+	round           uint64
+}
+
+// says tells whether version rv of the object was verified to say want.
+func (v *verifiedStatuses) says(k gatheredKey, rv string, want any) bool {
+	v.mu.Lock()
+	e := v.entries[k]
+	if e != nil {
+		e.round = v.round
+	}
+	v.mu.Unlock()
+	return e != nil && rv != "" && e.resourceVersion == rv && reflect.DeepEqual(e.want, want)
+}
+
+func (v *verifiedStatuses) store(k gatheredKey, rv string, want any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.entries == nil {
+		v.entries = map[gatheredKey]*verifiedEntry{}
+	}
+	v.entries[k] = &verifiedEntry{resourceVersion: rv, want: want, round: v.round}
+}
+
+// sweep ends a write: entries it did not use go, and the next write starts a round.
+func (v *verifiedStatuses) sweep() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, e := range v.entries {
+		if e.round != v.round {
+			delete(v.entries, k)
+		}
+	}
+	v.round++
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -94,5 +95,44 @@ func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 	}
 	if current.Status.Conditions[0].Message != kept.Status.Conditions[0].Message || current.ResourceVersion != kept.ResourceVersion {
 		t.Fatal("writing modified the gathered object")
+	}
+}
+
+// TestVerifiedStatusesAnswerOnlyForTheSameVersionAndWant: a stored status counts as
+// verified only for the object version it was verified at and an equal want; an
+// object without a resourceVersion never counts; an entry no write asked about is
+// dropped at the end of the write.
+func TestVerifiedStatusesAnswerOnlyForTheSameVersionAndWant(t *testing.T) {
+	k := gatheredKey{n: types.NamespacedName{Namespace: "apps", Name: "api"}}
+	other := gatheredKey{n: types.NamespacedName{Namespace: "apps", Name: "other"}}
+	want := func(msg string) any {
+		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Accepted", Message: msg}}}
+	}
+	var v verifiedStatuses
+	v.store(k, "7", want("ok"))
+	v.store(other, "3", want("ok"))
+	v.store(gatheredKey{}, "", want("ok"))
+	tests := []struct {
+		name string
+		key  gatheredKey
+		rv   string
+		want any
+		says bool
+	}{
+		{"the same version and an equal want", k, "7", want("ok"), true},
+		{"a newer version", k, "8", want("ok"), false},
+		{"a different want", k, "7", want("changed"), false},
+		{"an object never verified", gatheredKey{n: types.NamespacedName{Name: "new"}}, "7", want("ok"), false},
+		{"an object without a resourceVersion", gatheredKey{}, "", want("ok"), false},
+	}
+	for _, tc := range tests {
+		if got := v.says(tc.key, tc.rv, tc.want); got != tc.says {
+			t.Errorf("%s: says %v, want %v", tc.name, got, tc.says)
+		}
+	}
+	v.sweep() // every entry above was asked about but other
+	v.sweep() // the second write asks about nothing
+	if v.says(k, "7", want("ok")) || len(v.entries) != 0 {
+		t.Errorf("entries no write asked about were kept: %d left", len(v.entries))
 	}
 }

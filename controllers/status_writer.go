@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"time"
 
@@ -29,8 +30,10 @@ type statusWriter struct {
 	// events receives an Event per condition that turns False or recovers
 	// (status_events.go); nil emits none.
 	events record.EventRecorder
-	// gathered are the objects of the translation being written (status_gathered.go).
+	// gathered are the objects of the translation being written, verified what the
+	// stored statuses were last found to say (status_gathered.go).
 	gathered gatheredIndex
+	verified verifiedStatuses
 }
 
 // write stores every status; it returns the errors of the objects it could not update.
@@ -40,10 +43,11 @@ type statusWriter struct {
 func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources) error {
 	w.gathered = indexGathered(res)
 	defer func() { w.gathered = nil }()
+	defer w.verified.sweep()
 	q := newWriteQueue(statusWorkers)
 	for name, want := range st.GatewayClasses {
 		q.do(func() error {
-			return w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, func(o client.Object) bool {
+			return w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, want, func(o client.Object) bool {
 				gc := o.(*gwapiv1.GatewayClass)
 				changed := w.mergeConditions(&gc.Status.Conditions, want.Conditions)
 				changed = changed || !equalJSON(gc.Status.SupportedFeatures, want.SupportedFeatures)
@@ -54,7 +58,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	}
 	for key, want := range st.Gateways {
 		q.do(func() error {
-			return w.update(ctx, parseKey(key), &gwapiv1.Gateway{}, func(o client.Object) bool {
+			return w.update(ctx, parseKey(key), &gwapiv1.Gateway{}, want, func(o client.Object) bool {
 				return w.mergeGateway(&o.(*gwapiv1.Gateway).Status, want)
 			})
 		})
@@ -62,7 +66,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	w.writeRoutes(ctx, q, st)
 	for key, want := range st.BackendTLSPolicies {
 		q.do(func() error {
-			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, want, func(o client.Object) bool {
 				p := o.(*gwapiv1.BackendTLSPolicy)
 				merged := status.MergeAncestors(p.Status.Ancestors, want, w.controller, w.now())
 				changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
@@ -75,7 +79,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	w.writeXBackends(ctx, q, st, res)
 	for key, want := range st.Backends {
 		q.do(func() error {
-			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, func(o client.Object) bool {
+			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, want, func(o client.Object) bool {
 				return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
 			})
 		})
@@ -96,7 +100,7 @@ func (w *statusWriter) dropStale(ctx context.Context, q *writeQueue, st translat
 			continue
 		}
 		q.do(func() error {
-			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, func(o client.Object) bool {
+			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, nil, func(o client.Object) bool {
 				p := o.(*gwapiv1.BackendTLSPolicy)
 				merged := append([]gwapiv1.PolicyAncestorStatus{}, status.MergeAncestors(p.Status.Ancestors, nil, w.controller, w.now())...)
 				changed := !status.AncestorsEqual(p.Status.Ancestors, merged)
@@ -128,8 +132,9 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 // update reads the object, lets mutate change its status, and writes it only if mutate
 // reports a change; once written, the conditions that changed become Events. A deleted
 // object is not an error.
-func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj client.Object, mutate func(client.Object) bool) error {
-	if w.unchanged(key, obj, mutate) {
+// want is the status translation gave (nil when ours is dropped), which mutate merges.
+func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj client.Object, want any, mutate func(client.Object) bool) error {
+	if w.unchanged(key, obj, want, mutate) {
 		return nil
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -147,6 +152,9 @@ func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj
 		emitConditionEvents(w.events, obj, events)
 		return nil
 	})
+	if err == nil {
+		w.verified.store(gatheredKey{reflect.TypeOf(obj), key}, obj.GetResourceVersion(), want)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -28,7 +28,7 @@ func (w *statusWriter) writeXBackends(ctx context.Context, q *writeQueue, st tra
 }
 
 func (w *statusWriter) mergeXBackend(ctx context.Context, key string, want []gwapixv1alpha1.BackendAncestorStatus) error {
-	return w.update(ctx, parseKey(key), &gwapixv1alpha1.XBackend{}, func(o client.Object) bool {
+	return w.update(ctx, parseKey(key), &gwapixv1alpha1.XBackend{}, want, func(o client.Object) bool {
 		x := o.(*gwapixv1alpha1.XBackend)
 		merged := status.MergeXBackendParents(x.Status.Ancestors, want, w.controller, w.now())
 		changed := !status.XBackendParentsEqual(x.Status.Ancestors, merged)
