@@ -27,7 +27,9 @@ func (c *countingClient) Get(ctx context.Context, key client.ObjectKey, obj clie
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
-func (c *countingClient) Status() client.SubResourceWriter { return countingStatus{c.Client.Status(), c} }
+func (c *countingClient) Status() client.SubResourceWriter {
+	return countingStatus{c.Client.Status(), c}
+}
 
 type countingStatus struct {
 	client.SubResourceWriter
