@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +44,8 @@ var defaultManagerSizes = []int{50}
 // from the previous one's, and nothing else changes clusters while the benchmark runs
 // (the DNS answers are fixed, no Envoy connects). Polled every 0.5 ms. The server's
 // Changes channel is the reconciler's own (it re-reads Status on each), so the
-// benchmark must not drain it.
+// benchmark must not drain it. After the tries, the clusters served over ADS are
+// checked to carry the last server name set.
 func BenchmarkManagerOneBackendChanged(b *testing.B) {
 	for _, n := range sizeList(b, envManagerSizes, defaultManagerSizes) {
 		b.Run(fmt.Sprintf("backends=%d", n), func(b *testing.B) {
@@ -50,12 +56,16 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			w.waitPublished(b, n)
 			settled := time.Since(setup) - created
 			var took []time.Duration
+			var sni string
 			stop := startManagerProfile(b, n)
 			for i := 0; b.Loop(); i++ {
-				took = append(took, w.changeOne(b, objectName(0, (i*7919)%n), i))
+				var d time.Duration
+				d, sni = w.changeOne(b, objectName(0, (i*7919)%n), i)
+				took = append(took, d)
 				waitIdle(b, 5*time.Minute, 50*time.Millisecond)
 			}
 			stop()
+			w.verifyPublished(b, sni)
 			reportPercentiles(b, took)
 			// After the loop: b.Loop's first call resets the reported metrics.
 			b.ReportMetric(created.Seconds(), "create-s")
@@ -128,8 +138,9 @@ func (w *managerWorld) waitPublished(b *testing.B, n int) {
 
 // changeOne changes the named Backend's server name and ALPN, so that its cluster
 // changes, and returns the time from the Update call until a snapshot with other
-// clusters is published. A conflict (a status write in between) restarts the try.
-func (w *managerWorld) changeOne(b *testing.B, name string, iter int) time.Duration {
+// clusters is published, and the new server name. A conflict (a status write in
+// between) restarts the try.
+func (w *managerWorld) changeOne(b *testing.B, name string, iter int) (time.Duration, string) {
 	ctx, key := context.Background(), w.xdsKey()
 	for {
 		var be egressv1alpha1.Backend
@@ -152,8 +163,39 @@ func (w *managerWorld) changeOne(b *testing.B, name string, iter int) time.Durat
 			}
 			time.Sleep(500 * time.Microsecond)
 		}
-		return time.Since(start)
+		return time.Since(start), sni
 	}
+}
+
+// verifyPublished checks, after the timed changes, that the clusters the xDS server
+// serves carry the last server name set: the version the benchmark watched did change
+// for the change it made. It asks as an Envoy of the Gateway would, over ADS.
+func (w *managerWorld) verifyPublished(b *testing.B, sni string) {
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", w.xdsPort), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30))) // 30,000 clusters are ~19 MB
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
+	if err == nil {
+		err = stream.Send(&discoveryv3.DiscoveryRequest{Node: &corev3.Node{Id: "bench-check", Cluster: w.xdsKey()}, TypeUrl: resource.ClusterType})
+	}
+	var resp *discoveryv3.DiscoveryResponse
+	if err == nil {
+		resp, err = stream.Recv()
+	}
+	if err != nil {
+		b.Fatalf("fetching the published clusters: %v", err)
+	}
+	for _, r := range resp.GetResources() {
+		if bytes.Contains(r.GetValue(), []byte(sni)) {
+			return
+		}
+	}
+	b.Fatalf("none of the %d published clusters has the server name %s", len(resp.GetResources()), sni)
 }
 
 // startManagerProfile profiles the timed changes when envManagerProfile is set and n
