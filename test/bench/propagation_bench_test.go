@@ -178,7 +178,9 @@ func (w *propagationWorld) createBase(b *testing.B, caPEM []byte) {
 
 // createLoadGenerator creates a running pod of the run's namespace on 127.0.0.1, as the
 // kubelet would report it: the Gateway isolates tenants, so the benchmark's requests
-// (from 127.0.0.1) are served the routes of that namespace only as that pod's.
+// (from 127.0.0.1) are served the routes of that namespace only as that pod's. The pod
+// is deleted when the benchmark ends: two running pods on one address identify no
+// caller, and the next world of the process (another benchmark) makes its own.
 func (w *propagationWorld) createLoadGenerator(b *testing.B) {
 	ctx := context.Background()
 	pod := &corev1.Pod{
@@ -188,6 +190,11 @@ func (w *propagationWorld) createLoadGenerator(b *testing.B) {
 	if err := w.c.Create(ctx, pod); err != nil {
 		b.Fatalf("create the load generator pod: %v", err)
 	}
+	b.Cleanup(func() {
+		if err := w.c.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
+			b.Errorf("delete the load generator pod: %v", err)
+		}
+	})
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: loopback.String(), PodIPs: []corev1.PodIP{{IP: loopback.String()}}}
 	if err := w.c.Status().Update(ctx, pod); err != nil {
 		b.Fatalf("set the load generator pod's address: %v", err)
