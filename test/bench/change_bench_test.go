@@ -61,6 +61,12 @@ func startProfile(b *testing.B, n int) (stop func()) {
 	if path == "" || n != slices.Max(sizes(b)) {
 		return func() {}
 	}
+	return cpuProfile(b, path)
+}
+
+// cpuProfile starts a CPU profile written to path; the function it returns stops and
+// writes it.
+func cpuProfile(b *testing.B, path string) (stop func()) {
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)

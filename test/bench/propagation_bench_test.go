@@ -7,19 +7,18 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -151,8 +150,12 @@ func startDNSGuard(b *testing.B, ctx context.Context, dns *dnstest.Server) guard
 // ctx ends, as `portcullis manager` does (without an Envoy provider: the benchmark runs
 // its Envoy itself).
 func startManager(b *testing.B, ctx context.Context, api *testenv.APIServer, opts controllers.Options) {
+	// Benchmarks of several sizes start one manager each in the same process: the
+	// controller's name repeats.
+	skip := true
 	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}}})
+		Controller: config.Controller{SkipNameValidation: &skip},
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -169,30 +172,15 @@ func startManager(b *testing.B, ctx context.Context, api *testenv.APIServer, opt
 // createBase creates the namespaces, the GatewayClass, the Gateway with one HTTP
 // listener and the Secret holding the upstream's CA.
 func (w *propagationWorld) createBase(b *testing.B, caPEM []byte) {
-	from := gwapiv1.NamespacesFromAll
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}},
-		&gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: className}, Spec: gwapiv1.GatewayClassSpec{ControllerName: egress.ControllerName}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewayNS}},
-		&gwapiv1.Gateway{
-			ObjectMeta: metav1.ObjectMeta{Name: w.gateway, Namespace: gatewayNS},
-			Spec: gwapiv1.GatewaySpec{GatewayClassName: className, Listeners: []gwapiv1.Listener{{
-				Name: "http", Port: gwapiv1.PortNumber(w.port), Protocol: gwapiv1.HTTPProtocolType,
-				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}},
-			}}},
-		},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "upstream-ca", Namespace: w.ns}, Data: map[string][]byte{"ca.crt": caPEM}},
-	}
-	for _, o := range objs {
-		if err := w.c.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
-			b.Fatalf("create %T %s: %v", o, o.GetName(), err)
-		}
-	}
+	createObjects(b, w.c, baseObjects(w.ns, w.gateway, w.port)...)
+	createObjects(b, w.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "upstream-ca", Namespace: w.ns}, Data: map[string][]byte{"ca.crt": caPEM}})
 }
 
 // createLoadGenerator creates a running pod of the run's namespace on 127.0.0.1, as the
 // kubelet would report it: the Gateway isolates tenants, so the benchmark's requests
-// (from 127.0.0.1) are served the routes of that namespace only as that pod's.
+// (from 127.0.0.1) are served the routes of that namespace only as that pod's. The pod
+// is deleted when the benchmark ends: two running pods on one address identify no
+// caller, and the next world of the process (another benchmark) makes its own.
 func (w *propagationWorld) createLoadGenerator(b *testing.B) {
 	ctx := context.Background()
 	pod := &corev1.Pod{
@@ -202,6 +190,11 @@ func (w *propagationWorld) createLoadGenerator(b *testing.B) {
 	if err := w.c.Create(ctx, pod); err != nil {
 		b.Fatalf("create the load generator pod: %v", err)
 	}
+	b.Cleanup(func() {
+		if err := w.c.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
+			b.Errorf("delete the load generator pod: %v", err)
+		}
+	})
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: loopback.String(), PodIPs: []corev1.PodIP{{IP: loopback.String()}}}
 	if err := w.c.Status().Update(ctx, pod); err != nil {
 		b.Fatalf("set the load generator pod's address: %v", err)
@@ -225,29 +218,11 @@ func (w *propagationWorld) objects(name string) []client.Object {
 
 // createMany creates n hostnames' objects on a few connections at once.
 func (w *propagationWorld) createMany(b *testing.B, n int) {
-	names := make(chan string)
-	var wg sync.WaitGroup
-	var failed atomic.Pointer[error]
-	for range 8 {
-		wg.Go(func() {
-			for name := range names {
-				w.dns.Set(hostname(name), hostname(name)+". 60 IN A 127.0.0.1")
-				for _, o := range w.objects(name) {
-					if err := w.c.Create(context.Background(), o); err != nil {
-						failed.CompareAndSwap(nil, &err)
-					}
-				}
-			}
-		})
-	}
-	for i := range n {
-		names <- objectName(0, i)
-	}
-	close(names)
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		b.Fatalf("creating the %d present routes: %v", n, *err)
-	}
+	createParallel(b, w.c, 8, n, func(i int) []client.Object {
+		name := objectName(0, i)
+		w.dns.Set(hostname(name), hostname(name)+". 60 IN A 127.0.0.1")
+		return w.objects(name)
+	})
 }
 
 // waitSettled waits until every present Backend is Programmed (Envoy acknowledged a

@@ -27,13 +27,15 @@ var (
 )
 
 // sizes returns the one-Gateway sizes to run.
-func sizes(tb testing.TB) []int { return sizeList(tb, envSizes, defaultSizes) }
-
-// sizeList returns the comma-separated sizes the environment variable env lists, or
-// def when it is not set.
-func sizeList(tb testing.TB, env string, def []int) []int {
+func sizes(tb testing.TB) []int {
 	tb.Helper()
-	v := os.Getenv(env)
+	return sizeList(tb, envSizes, defaultSizes)
+}
+
+// sizeList reads a comma-separated list of sizes, or def when unset.
+func sizeList(tb testing.TB, name string, def []int) []int {
+	tb.Helper()
+	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
@@ -41,7 +43,7 @@ func sizeList(tb testing.TB, env string, def []int) []int {
 	for _, f := range strings.Split(v, ",") {
 		n, err := positive(f)
 		if err != nil {
-			tb.Fatalf("%s=%q: %v", env, v, err)
+			tb.Fatalf("%s=%q: %v", name, v, err)
 		}
 		out = append(out, n)
 	}
@@ -73,21 +75,30 @@ func tenancy(tb testing.TB) []workload {
 	}
 	var out []workload
 	for _, spec := range strings.Split(v, ",") {
-		f := strings.Split(spec, "/")
-		if len(f) != 3 {
-			tb.Fatalf("%s=%q: want <backends>/<namespaces>/<pods>[,...], e.g. 10000/500/10000", envTenancy, v)
-		}
-		w := workload{gateways: 1}
-		for i, dst := range []*int{&w.perGateway, &w.namespaces, &w.pods} {
-			n, err := positive(f[i])
-			if err != nil {
-				tb.Fatalf("%s=%q: %v", envTenancy, v, err)
-			}
-			*dst = n
+		w, err := parseTenancy(spec)
+		if err != nil {
+			tb.Fatalf("%s=%q: %v", envTenancy, v, err)
 		}
 		out = append(out, w)
 	}
 	return out
+}
+
+// parseTenancy reads one "<backends>/<namespaces>/<pods>" workload of one Gateway.
+func parseTenancy(spec string) (workload, error) {
+	f := strings.Split(spec, "/")
+	if len(f) != 3 {
+		return workload{}, fmt.Errorf("%q: want <backends>/<namespaces>/<pods>, e.g. 10000/500/10000", spec)
+	}
+	w := workload{gateways: 1}
+	for i, dst := range []*int{&w.perGateway, &w.namespaces, &w.pods} {
+		n, err := positive(f[i])
+		if err != nil {
+			return workload{}, err
+		}
+		*dst = n
+	}
+	return w, nil
 }
 
 // envInt reads a positive integer setting, or def when unset.

@@ -28,6 +28,7 @@ type config struct {
 	churnEvents       int
 	churnRate         int
 	skipChurn         bool
+	manager           managerConfig
 }
 
 func main() {
@@ -51,6 +52,7 @@ func main() {
 	flag.BoolVar(&c.skipChurn, "skip-churn", false, "leave out the pod churn benchmark (needs Envoy)")
 	flag.BoolVar(&c.skipPropagation, "skip-propagation", false, "leave out the propagation benchmark (needs kube-apiserver, etcd and Envoy)")
 	flag.BoolVar(&c.skipDataPlane, "skip-dataplane", false, "leave out the data-plane benchmark (needs Envoy)")
+	registerManagerFlags(&c.manager)
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)

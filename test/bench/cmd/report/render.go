@@ -24,7 +24,9 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderTranslation(&b, by["translation"])
 	renderChange(&b, by["change"])
 	for _, r := range runs {
-		renderHot(&b, r)
+		if r.key == "change" {
+			renderHot(&b, r)
+		}
 	}
 	renderPropagation(&b, by["propagation"])
 	renderDataPlane(&b, c, by["dataplane"])
@@ -33,6 +35,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderTenancyTranslation(&b, by["tenancy-translation"])
 	renderChurn(&b, by["churn"])
 	renderTunnel(&b, by["tunnel"])
+	renderManager(&b, by, runs)
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")
@@ -100,6 +103,7 @@ func renderSummary(b *strings.Builder, by map[string][]result) {
 	}
 	renderTenancySummary(b, by)
 	renderTunnelSummary(b, by["tunnel"])
+	renderManagerSummary(b, by)
 	b.WriteString("\n")
 }
 

@@ -17,9 +17,10 @@ type step struct {
 	bench     string
 	benchtime string
 	env       []string
-	// profile asks for a CPU profile and the functions of this module it spent the most
-	// time in, to say where the time goes.
-	profile bool
+	// profileEnv, when set, is the environment variable that names the file the
+	// benchmark writes a CPU profile to; the report lists the functions of this module
+	// it spent the most time in, to say where the time goes.
+	profileEnv string
 }
 
 // stepRun is a step's command line and results.
@@ -37,7 +38,7 @@ func steps(c config) []step {
 		{key: "translation", bench: "^BenchmarkFullTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
 			env: []string{"BENCH_SIZES=" + c.sizes, "BENCH_MULTI=" + c.multi}},
 		{key: "change", bench: "^BenchmarkOneBackendChanged$", benchtime: fmt.Sprintf("%dx", c.changeRuns),
-			env: []string{"BENCH_SIZES=" + c.sizes}, profile: true},
+			env: []string{"BENCH_SIZES=" + c.sizes}, profileEnv: "BENCH_CHANGE_PROFILE"},
 	}
 	out = append(out, step{key: "tenancy-translation", bench: "^BenchmarkTenancyTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
 		env: []string{"BENCH_TENANCY=" + c.tenancy}})
@@ -49,6 +50,7 @@ func steps(c config) []step {
 		out = append(out, step{key: "propagation", bench: "^BenchmarkPropagation$", benchtime: fmt.Sprintf("%dx", c.tries),
 			env: []string{fmt.Sprintf("BENCH_PROPAGATION_ROUTES=%d", c.present)}})
 	}
+	out = append(out, managerSteps(c)...)
 	if !c.skipDataPlane {
 		load := []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}
 		out = append(out,
@@ -69,14 +71,14 @@ func runStep(root string, s step) (stepRun, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir, cmd.Env = root, append(os.Environ(), s.env...)
 	var profile string
-	if s.profile {
+	if s.profileEnv != "" {
 		dir, err := os.MkdirTemp("", "bench-profile")
 		if err != nil {
 			return stepRun{}, err
 		}
 		defer os.RemoveAll(dir)
 		profile = filepath.Join(dir, "cpu.out")
-		cmd.Env = append(cmd.Env, "BENCH_CHANGE_PROFILE="+profile)
+		cmd.Env = append(cmd.Env, s.profileEnv+"="+profile)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &out), os.Stderr

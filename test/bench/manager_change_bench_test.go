@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+)
+
+// envManagerSizes lists the Backend (and HTTPRoute) counts of
+// BenchmarkManagerOneBackendChanged: "1000,10000,30000". The default is small so that
+// `make test` runs it in seconds.
+const envManagerSizes = "BENCH_MANAGER_SIZES"
+
+// envManagerProfile names a file to write a CPU profile of the timed changes of the
+// largest size to (the manager, the xDS server and the benchmark's polling: the API
+// server and etcd are processes of their own).
+const envManagerProfile = "BENCH_MANAGER_PROFILE"
+
+var defaultManagerSizes = []int{50}
+
+// BenchmarkManagerOneBackendChanged changes one Backend among N through the API server
+// and times until the real reconciler has published a snapshot with the change: watch
+// event, gather (listing and copying every object), translation, build and publish,
+// everything the manager does before Envoy hears of it. BenchmarkOneBackendChanged
+// measures translate, build and publish alone.
+//
+// The observable is the xDS server's version of the Gateway's clusters
+// (Status().TypeVersions): it changes only when a published snapshot's clusters differ
+// from the previous one's, and nothing else changes clusters while the benchmark runs
+// (the DNS answers are fixed, no Envoy connects). Polled every 0.5 ms. The server's
+// Changes channel is the reconciler's own (it re-reads Status on each), so the
+// benchmark must not drain it. After the tries, the clusters served over ADS are
+// checked to carry the last server name set.
+func BenchmarkManagerOneBackendChanged(b *testing.B) {
+	for _, n := range sizeList(b, envManagerSizes, defaultManagerSizes) {
+		b.Run(fmt.Sprintf("backends=%d", n), func(b *testing.B) {
+			w := startManagerWorld(b)
+			setup := time.Now()
+			w.createSystemCAPairs(b, n)
+			created := time.Since(setup)
+			w.waitPublished(b, n)
+			settled := time.Since(setup) - created
+			var took []time.Duration
+			var sni string
+			stop := startManagerProfile(b, n)
+			for i := 0; b.Loop(); i++ {
+				var d time.Duration
+				d, sni = w.changeOne(b, objectName(0, (i*7919)%n), i)
+				took = append(took, d)
+				waitIdle(b, 5*time.Minute, 50*time.Millisecond)
+			}
+			stop()
+			w.verifyPublished(b, sni)
+			reportPercentiles(b, took)
+			// After the loop: b.Loop's first call resets the reported metrics.
+			b.ReportMetric(created.Seconds(), "create-s")
+			b.ReportMetric(settled.Seconds(), "settle-s")
+		})
+	}
+}
+
+// reportPercentiles reports p50, p95, p99 and the maximum in milliseconds, and the
+// number of tries.
+func reportPercentiles(b *testing.B, took []time.Duration) {
+	slices.Sort(took)
+	for _, p := range []int{50, 95, 99, 100} {
+		unit := fmt.Sprintf("p%d-ms", p)
+		if p == 100 {
+			unit = "max-ms"
+		}
+		b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, unit)
+	}
+	b.ReportMetric(float64(len(took)), "tries")
+}
+
+// createSystemCAPairs creates the Gateway and n Backends with their HTTPRoutes, and
+// answers every Backend's name with a public address of its own.
+func (w *managerWorld) createSystemCAPairs(b *testing.B, n int) {
+	createObjects(b, w.c, baseObjects(w.ns, w.gateway, 80)...)
+	createParallel(b, w.c, 16, n, func(k int) []client.Object {
+		name := objectName(0, k)
+		w.dns.Set(hostname(name), fmt.Sprintf("%s. 3600 IN A %s", hostname(name), publicIP(k)))
+		be, rt := systemCABackend(w.ns, name), route(name, w.gateway, hostname(name))
+		rt.Namespace, rt.ResourceVersion, rt.Generation = w.ns, "", 0
+		return []client.Object{be, &rt}
+	})
+}
+
+// systemCABackend is the issue's hidden-style Backend: an FQDN destination over HTTPS,
+// verified against the System trust store, with a server name of its own.
+func systemCABackend(ns, name string) *egressv1alpha1.Backend {
+	sni := hostname(name)
+	system := egressv1alpha1.WellKnownCACertificatesSystem
+	return &egressv1alpha1.Backend{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{
+			Type: egressv1alpha1.DestinationTypeFQDN,
+			FQDN: &egressv1alpha1.FQDNDestination{
+				Hostname: hostname(name),
+				TLS:      &egressv1alpha1.BackendTLS{ServerName: &sni, WellKnownCACertificates: &system},
+			},
+			Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: backendPort, Protocol: egressv1alpha1.PortProtocolHTTPS}},
+		}},
+	}
+}
+
+// waitPublished waits until the published snapshot holds a cluster per Backend and
+// the reconciler is idle (every status written).
+func (w *managerWorld) waitPublished(b *testing.B, n int) {
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		got := w.xds.Status(w.xdsKey()).Resources[resource.ClusterType]
+		if got >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the published snapshot holds %d clusters after 30 minutes, want %d", got, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitIdle(b, 30*time.Minute, time.Second)
+}
+
+// changeOne changes the named Backend's server name and ALPN, so that its cluster
+// changes, and returns the time from the Update call until a snapshot with other
+// clusters is published, and the new server name. A conflict (a status write in
+// between) restarts the try.
+func (w *managerWorld) changeOne(b *testing.B, name string, iter int) (time.Duration, string) {
+	ctx, key := context.Background(), w.xdsKey()
+	for {
+		var be egressv1alpha1.Backend
+		if err := w.c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &be); err != nil {
+			b.Fatal(err)
+		}
+		sni := fmt.Sprintf("v%d.%s", iter, hostname(name))
+		tls := be.Spec.Destination.FQDN.TLS
+		tls.ServerName, tls.ALPNProtocols = &sni, []string{"h2", "http/1.1"}[:1+iter%2]
+		before := w.xds.Status(key).TypeVersions[resource.ClusterType]
+		start := time.Now()
+		if err := w.c.Update(ctx, &be); apierrors.IsConflict(err) {
+			continue
+		} else if err != nil {
+			b.Fatal(err)
+		}
+		for w.xds.Status(key).TypeVersions[resource.ClusterType] == before {
+			if time.Since(start) > time.Minute {
+				b.Fatalf("%s changed: no new clusters published within a minute", name)
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+		return time.Since(start), sni
+	}
+}
+
+// verifyPublished checks, after the timed changes, that the clusters the xDS server
+// serves carry the last server name set: the version the benchmark watched did change
+// for the change it made. It asks as an Envoy of the Gateway would, over ADS.
+func (w *managerWorld) verifyPublished(b *testing.B, sni string) {
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", w.xdsPort), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30))) // 30,000 clusters are ~19 MB
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
+	if err == nil {
+		err = stream.Send(&discoveryv3.DiscoveryRequest{Node: &corev3.Node{Id: "bench-check", Cluster: w.xdsKey()}, TypeUrl: resource.ClusterType})
+	}
+	var resp *discoveryv3.DiscoveryResponse
+	if err == nil {
+		resp, err = stream.Recv()
+	}
+	if err != nil {
+		b.Fatalf("fetching the published clusters: %v", err)
+	}
+	for _, r := range resp.GetResources() {
+		if bytes.Contains(r.GetValue(), []byte(sni)) {
+			return
+		}
+	}
+	b.Fatalf("none of the %d published clusters has the server name %s", len(resp.GetResources()), sni)
+}
+
+// startManagerProfile profiles the timed changes when envManagerProfile is set and n
+// is the largest size; the function it returns stops and writes the profile.
+func startManagerProfile(b *testing.B, n int) (stop func()) {
+	path := os.Getenv(envManagerProfile)
+	if path == "" || n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
+		return func() {}
+	}
+	return cpuProfile(b, path)
+}

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/controllers"
+	"github.com/portcullis-io/portcullis/dnsguard/dnstest"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/xds"
+)
+
+// managerWorld is the manager running in-process against the shared API server, as
+// `portcullis manager` runs it (controllers.NewReconciler, the real xDS server, the DNS
+// guard on a scripted DNS server), with no Envoy: what it publishes is read from the
+// xDS server itself.
+type managerWorld struct {
+	c   client.Client
+	dns *dnstest.Server
+	xds *xds.Server
+	// xdsPort is where the xDS server listens (plaintext, on 127.0.0.1).
+	xdsPort uint32
+	ns      string // the namespace of this run's Backends and HTTPRoutes
+	gateway string // the Gateway's name, in gatewayNS
+}
+
+// startManagerWorld starts the manager; the world's objects are the caller's to create.
+func startManagerWorld(b *testing.B) *managerWorld {
+	api := sharedAPIServer(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	log.SetLogger(logr.Discard())
+	run := runs.Add(1)
+	w := &managerWorld{c: api.Client, dns: dnstest.NewServer(b), xds: xds.New(logr.Discard()),
+		ns: fmt.Sprintf("bench-apps-%d", run), gateway: fmt.Sprintf("egress-%d", run)}
+	w.xdsPort = serveXDS(b, ctx, w.xds)
+	store := startDNSGuard(b, ctx, w.dns)
+	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: w.xds, DNS: store.store, AddressPolicy: store.policy})
+	return w
+}
+
+// xdsKey is the Gateway's name on the xDS server.
+func (w *managerWorld) xdsKey() string { return gatewayNS + "/" + w.gateway }
+
+// baseObjects are the run's namespace, the GatewayClass and a Gateway with one HTTP
+// listener on port that admits routes of every namespace.
+func baseObjects(ns, gateway string, port uint32) []client.Object {
+	from := gwapiv1.NamespacesFromAll
+	return []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: className}, Spec: gwapiv1.GatewayClassSpec{ControllerName: egress.ControllerName}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gatewayNS}},
+		&gwapiv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: gateway, Namespace: gatewayNS},
+			Spec: gwapiv1.GatewaySpec{GatewayClassName: className, Listeners: []gwapiv1.Listener{{
+				Name: "http", Port: gwapiv1.PortNumber(port), Protocol: gwapiv1.HTTPProtocolType,
+				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}},
+			}}},
+		},
+	}
+}
+
+// createObjects creates objs one after the other; objects that exist already (the
+// GatewayClass and namespaces shared by the runs of one process) are kept.
+func createObjects(b *testing.B, c client.Client, objs ...client.Object) {
+	for _, o := range objs {
+		if err := c.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// createParallel creates the objects of items 0..n-1 on workers connections at once:
+// envtest's API server takes thousands of objects several times faster that way than
+// one at a time. The objects of one item are created in order.
+func createParallel(b *testing.B, c client.Client, workers, n int, objects func(i int) []client.Object) {
+	parallel(b, workers, n, func(i int) error {
+		for _, o := range objects(i) {
+			if err := c.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create %T %s: %w", o, o.GetName(), err)
+			}
+		}
+		return nil
+	})
+}
+
+// parallel runs do for 0..n-1 on workers goroutines and fails the benchmark with the
+// first error.
+func parallel(b *testing.B, workers, n int, do func(i int) error) {
+	items := make(chan int)
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for range workers {
+		wg.Go(func() {
+			for i := range items {
+				if err := do(i); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		items <- i
+	}
+	close(items)
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		b.Fatalf("%d items: %v", n, *err)
+	}
+}
+
+// reconcilerIdle tells whether the Portcullis controller has no reconcile running and
+// none queued, from controller-runtime's metrics (one registry per process; a stopped
+// manager's gauges read zero).
+func reconcilerIdle() (bool, error) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return false, err
+	}
+	busy := 0.0
+	for _, f := range families {
+		if f.GetName() == "controller_runtime_active_workers" || f.GetName() == "workqueue_depth" {
+			busy += portcullisGauge(f.GetMetric())
+		}
+	}
+	return busy == 0, nil
+}
+
+// portcullisGauge sums the gauges labelled with the Portcullis controller.
+func portcullisGauge(ms []*dto.Metric) float64 {
+	sum := 0.0
+	for _, m := range ms {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "controller" && l.GetValue() == "portcullis" {
+				sum += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// waitIdle waits until the reconciler has been idle at two readings quiet apart: the
+// status writes and the follow-up reconcile of the last change are over.
+func waitIdle(b *testing.B, timeout, quiet time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		idle, err := reconcilerIdle()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if idle {
+			time.Sleep(quiet)
+			if again, _ := reconcilerIdle(); again {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the reconciler was still busy after %s", timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
