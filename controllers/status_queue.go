@@ -12,31 +12,41 @@ import (
 // Eight keep the API server's priority-and-fairness share of one controller modest.
 const statusWorkers = 8
 
-// writeQueue runs writes on at most n goroutines and gathers their errors.
+// writeQueue runs writes on n worker goroutines and gathers their errors. The workers
+// live as long as the queue: most writes turn out to have nothing to write, and a
+// goroutine per write spent more on starting and growing stacks than on the check.
 type writeQueue struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	errs  []error
+	jobs chan func() error
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
 }
 
-func newWriteQueue(n int) *writeQueue { return &writeQueue{slots: make(chan struct{}, n)} }
+func newWriteQueue(n int) *writeQueue {
+	q := &writeQueue{jobs: make(chan func() error)}
+	q.wg.Add(n)
+	for range n {
+		go q.work()
+	}
+	return q
+}
 
-// do runs write once a slot is free. A panic in write becomes its error: it runs on a
-// goroutine of its own, where controller-runtime's recovery does not reach, and a
-// status write must not take the manager down.
-func (q *writeQueue) do(write func() error) {
-	q.slots <- struct{}{}
-	q.wg.Add(1)
-	go func() {
-		defer func() { <-q.slots; q.wg.Done() }()
+// work runs writes until wait closes the queue. A panic in a write becomes its error:
+// the workers are goroutines of their own, where controller-runtime's recovery does not
+// reach, and a status write must not take the manager down.
+func (q *writeQueue) work() {
+	defer q.wg.Done()
+	for write := range q.jobs {
 		if err := recoverToError(write); err != nil {
 			q.mu.Lock()
 			q.errs = append(q.errs, err)
 			q.mu.Unlock()
 		}
-	}()
+	}
 }
+
+// do runs write once a worker is free.
+func (q *writeQueue) do(write func() error) { q.jobs <- write }
 
 func recoverToError(write func() error) (err error) {
 	defer func() {
@@ -47,8 +57,10 @@ func recoverToError(write func() error) (err error) {
 	return write()
 }
 
-// wait returns once every write is done, with their errors joined.
+// wait returns once every write is done, with their errors joined; the queue takes no
+// more writes.
 func (q *writeQueue) wait() error {
+	close(q.jobs)
 	q.wg.Wait()
 	return errors.Join(q.errs...)
 }
