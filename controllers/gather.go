@@ -119,6 +119,7 @@ func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Ob
 		}
 		return nil, fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
 	}
+	obj.SetManagedFields(nil) // kept for as long as it is referenced: only its data matters
 	g.memo[ref] = obj
 	return obj, nil
 }

@@ -118,7 +118,7 @@ func newWorld(t *testing.T, opts ...func(*Options)) *world {
 
 	// Each test runs its own manager in this process: the controller name repeats.
 	skip := true
-	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Cache: CacheOptions(),
 		Controller: config.Controller{SkipNameValidation: &skip}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -48,6 +47,7 @@ import (
 // managerFlags are the options of `portcullis manager`.
 type managerFlags struct {
 	metricsAddr, probeAddr string
+	pprofAddr              string
 	leaderElect            bool
 	namespace              string
 	xdsPort                uint
@@ -80,6 +80,7 @@ func registerManagerFlags(fs *flag.FlagSet) *managerFlags {
 	f := &managerFlags{guard: dnsguard.DefaultConfig()}
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "", "address of the metrics endpoint (default :8443, HTTPS with authentication, in a cluster; 127.0.0.1:8443, plain HTTP, with --provider host); 0 disables it")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof/ profiles (heap, CPU, goroutines), e.g. 127.0.0.1:6060; off when empty (the default): it is unauthenticated")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader: every replica translates and serves xDS, only the leader writes statuses and provisions")
 	fs.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the manager's namespace: leader election lease and xDS certificates (default $POD_NAMESPACE)")
 	fs.UintVar(&f.xdsPort, "xds-port", 18000, "port of the xDS gRPC server")
@@ -207,12 +208,13 @@ func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFla
 		Scheme:                  Scheme(),
 		Metrics:                 metricsOptions(f),
 		HealthProbeBindAddress:  f.probeAddr,
+		PprofBindAddress:        f.pprofAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "portcullis-manager.portcullis.io",
 		LeaderElectionNamespace: f.namespace,
 		// A replica that stops hands the lease over at once instead of after its expiry.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: controllers.PodCacheOptions()}},
+		Cache:                         controllers.CacheOptions(),
 	})
 	if err != nil {
 		return err
