@@ -57,6 +57,7 @@ func measureManagerMemory(b *testing.B, w workload) {
 	m := startMemoryWorld(b)
 	idle := m.read(b)
 	loaded := m.step(b, func() { loadBackends(b, m.c, m.dns, w) }, func() { waitStatuses(b, m.c, w) })
+	m.p.saveHeapProfile(b)
 	pods := m.step(b, func() { loadPods(b, m.c, w) }, func() {})
 	for unit, v := range map[string]float64{
 		"idle-rss-MiB": idle.rss, "idle-heap-MiB": idle.heap, "rss-MiB": loaded.rss, "hwm-MiB": loaded.hwm, "heap-MiB": loaded.heap,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,9 @@ import (
 // offers no way to force one from outside.
 type managerProcess struct {
 	cmd *exec.Cmd
-	mu  sync.Mutex
+	// pprof is the address of its /debug/pprof/.
+	pprof string
+	mu    sync.Mutex
 	// gcs counts the collections seen; heapMB is the live heap the last one left.
 	gcs    int
 	heapMB int
@@ -52,15 +55,16 @@ func buildPortcullis(b *testing.B) string {
 // its Envoy Deployments: nothing connects to the xDS server) against the API server of
 // kubeconfig, its DNS guard asking dnsAddr. It is killed when the benchmark ends.
 func startManagerProcess(b *testing.B, bin, kubeconfig, dnsAddr string) *managerProcess {
+	pprof := fmt.Sprintf("127.0.0.1:%d", xdstest.FreePort(b))
 	cmd := exec.Command(bin, "manager", "--kubeconfig="+kubeconfig, "--provider=kubernetes", "--namespace="+managerNS,
 		fmt.Sprintf("--xds-port=%d", xdstest.FreePort(b)), "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--dns-server="+dnsAddr, "--dns-ip-family=ipv4", "--zap-log-level=error")
+		"--dns-server="+dnsAddr, "--dns-ip-family=ipv4", "--zap-log-level=error", "--pprof-bind-address="+pprof)
 	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &managerProcess{cmd: cmd}
+	p := &managerProcess{cmd: cmd, pprof: pprof}
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start %s manager: %v", bin, err)
 	}
@@ -174,4 +178,30 @@ func (p *managerProcess) cpuTicks(b *testing.B) int64 {
 	utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14 of the line
 	stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
 	return utime + stime
+}
+
+// envManagerHeapProfile names a file BenchmarkManagerMemory writes the manager's heap
+// profile to once the Backends are loaded (go tool pprof -sample_index=inuse_space).
+const envManagerHeapProfile = "BENCH_MANAGER_HEAP_PROFILE"
+
+// saveHeapProfile writes the manager's heap profile to the file envManagerHeapProfile
+// names, if any.
+func (p *managerProcess) saveHeapProfile(b *testing.B) {
+	path := os.Getenv(envManagerHeapProfile)
+	if path == "" {
+		return
+	}
+	resp, err := http.Get("http://" + p.pprof + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	defer resp.Body.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		b.Fatal(err)
+	}
 }
