@@ -29,6 +29,7 @@ type config struct {
 	churnRate         int
 	skipChurn         bool
 	manager           managerConfig
+	processSizes      string
 }
 
 func main() {
@@ -53,6 +54,7 @@ func main() {
 	flag.BoolVar(&c.skipPropagation, "skip-propagation", false, "leave out the propagation benchmark (needs kube-apiserver, etcd and Envoy)")
 	flag.BoolVar(&c.skipDataPlane, "skip-dataplane", false, "leave out the data-plane benchmark (needs Envoy)")
 	registerManagerFlags(&c.manager)
+	registerProcessFlags(&c.processSizes)
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)

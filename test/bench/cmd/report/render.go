@@ -36,6 +36,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderChurn(&b, by["churn"])
 	renderTunnel(&b, by["tunnel"])
 	renderManager(&b, by, runs)
+	renderProcess(&b, by["process"])
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")
@@ -104,6 +105,7 @@ func renderSummary(b *strings.Builder, by map[string][]result) {
 	renderTenancySummary(b, by)
 	renderTunnelSummary(b, by["tunnel"])
 	renderManagerSummary(b, by)
+	renderProcessSummary(b, by["process"])
 	b.WriteString("\n")
 }
 

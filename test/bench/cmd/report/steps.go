@@ -40,6 +40,7 @@ func steps(c config) []step {
 		{key: "change", bench: "^BenchmarkOneBackendChanged$", benchtime: fmt.Sprintf("%dx", c.changeRuns),
 			env: []string{"BENCH_SIZES=" + c.sizes}, profileEnv: "BENCH_CHANGE_PROFILE"},
 	}
+	out = append(out, processStep(c.processSizes))
 	out = append(out, step{key: "tenancy-translation", bench: "^BenchmarkTenancyTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
 		env: []string{"BENCH_TENANCY=" + c.tenancy}})
 	if !c.skipChurn {
