@@ -1,7 +1,6 @@
 package envoyconfig
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -35,11 +34,10 @@ func cloneHeaderMutation(m *ir.HeaderMutation) ir.HeaderMutation {
 	return ir.HeaderMutation{Set: slices.Clone(m.Set), Add: slices.Clone(m.Add), Remove: slices.Clone(m.Remove)}
 }
 
+// cloneSecret copies the secret's fields; its key material is the IR's own, which
+// nothing modifies (translate.Cache keeps it by reference too).
 func cloneSecret(s *ir.Secret) *ir.Secret {
 	out := *s
-	out.Certificate = bytes.Clone(s.Certificate)
-	out.PrivateKey = bytes.Clone(s.PrivateKey)
-	out.Value = bytes.Clone(s.Value)
 	return &out
 }
 

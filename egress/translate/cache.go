@@ -17,7 +17,9 @@ import (
 // stays a pure function of its inputs, only faster.
 //
 // The IR a translation returns may share memory with later translations through the
-// Cache: treat a Result as read-only.
+// Cache: treat a Result as read-only. The Cache keeps the Secret and ConfigMap values a
+// translation read by reference, not copied: do not modify an input's data after
+// translating it (the manager never does: its objects are replaced, not modified).
 //
 // An entry unused by the last two translations is dropped, so the cache holds no more
 // than what the cluster references. A Cache is safe for concurrent use.
