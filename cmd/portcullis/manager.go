@@ -175,6 +175,10 @@ func runManager(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts), zap.WriteTo(stderr)))
+	if err := applyMemoryLimit(ctrl.Log.WithName("manager")); err != nil {
+		fmt.Fprintf(stderr, "portcullis manager: %v\n", err)
+		return 2
+	}
 	if err := startManager(ctrl.SetupSignalHandler(), f, ctrl.Log.WithName("manager")); err != nil {
 		fmt.Fprintf(stderr, "portcullis manager: %v\n", err)
 		return 1

@@ -59,7 +59,9 @@ func startManagerProcess(b *testing.B, bin, kubeconfig, dnsAddr string) *manager
 	cmd := exec.Command(bin, "manager", "--kubeconfig="+kubeconfig, "--provider=kubernetes", "--namespace="+managerNS,
 		fmt.Sprintf("--xds-port=%d", xdstest.FreePort(b)), "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--dns-server="+dnsAddr, "--dns-ip-family=ipv4", "--zap-log-level=error", "--pprof-bind-address="+pprof)
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	// The Deployment's memory limit (config/manager/manager.yaml: 512Mi), as its
+	// downward API hands it to the manager.
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "PORTCULLIS_MEMORY_LIMIT=536870912")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)

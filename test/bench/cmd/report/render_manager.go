@@ -168,7 +168,7 @@ func renderManagerMemory(b *strings.Builder, rs []result) {
 		return
 	}
 	b.WriteString("## 12. Manager memory\n\nBenchmarkManagerMemory: `portcullis manager` (kubernetes provider, no Envoy) as a process of its own against " +
-		"kube-apiserver; mTLS Backends, each referencing a client certificate Secret and a CA bundle Secret of its own, and their HTTPRoutes, " +
+		"kube-apiserver, told the Deployment's memory limit (512 MiB, PORTCULLIS_MEMORY_LIMIT as the downward API sets it: the Go heap aims under 90% of it); mTLS Backends, each referencing a client certificate Secret and a CA bundle Secret of its own, and their HTTPRoutes, " +
 		"spread over tenant namespaces; then running pods (status set through the status subresource). Read once the manager has used less " +
 		"than 3% of a CPU over 3 s, a garbage collection ran since (annotating a Namespace makes it reconcile until one does) and it is quiet again: " +
 		"VmRSS, VmHWM (peak), and the live heap that collection left (GODEBUG=gctrace=1).\n\n")
