@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -45,8 +46,18 @@ func managerSteps(c config) []step {
 	if m.skip {
 		return nil
 	}
-	out := []step{{key: "manager-change", bench: "^BenchmarkManagerOneBackendChanged$", benchtime: fmt.Sprintf("%dx", m.changes),
-		env: []string{"BENCH_MANAGER_SIZES=" + m.sizes}, profileEnv: "BENCH_MANAGER_PROFILE"}}
+	// One process per size: the sizes share nothing then, not even the API server (in one
+	// process, the objects of the smaller sizes stayed and the larger size's manager
+	// translated them too). The target size is profiled.
+	var out []step
+	for _, size := range strings.Split(m.sizes, ",") {
+		st := step{key: "manager-change", bench: "^BenchmarkManagerOneBackendChanged$", benchtime: fmt.Sprintf("%dx", m.changes),
+			env: []string{"BENCH_MANAGER_SIZES=" + size}}
+		if size == strconv.Itoa(managerChangeSize) {
+			st.profileEnv = "BENCH_MANAGER_PROFILE"
+		}
+		out = append(out, st)
+	}
 	if !c.skipPropagation {
 		out = append(out, step{key: "manager-create", bench: "^BenchmarkManagerCreateProgrammed$", benchtime: "1x",
 			env: []string{fmt.Sprintf("BENCH_MANAGER_CREATE=%d", m.create)}})

@@ -111,3 +111,19 @@ func TestManagerStepsFollowTheSkipFlags(t *testing.T) {
 		t.Errorf("steps with -skip-manager = %v", got)
 	}
 }
+
+// TestManagerChangeRunsEachSizeInItsOwnProcess: one step per size, so that no size
+// translates the objects a smaller one left in the API server; only the target size
+// is profiled.
+func TestManagerChangeRunsEachSizeInItsOwnProcess(t *testing.T) {
+	var got []string
+	for _, s := range managerSteps(config{manager: managerConfig{sizes: "1000,10000,30000", changes: 30, create: 1000, memory: "10000/500/10000"}}) {
+		if s.key == "manager-change" {
+			got = append(got, strings.Join(s.env, " ")+" profile="+s.profileEnv)
+		}
+	}
+	want := []string{"BENCH_MANAGER_SIZES=1000 profile=", "BENCH_MANAGER_SIZES=10000 profile=BENCH_MANAGER_PROFILE", "BENCH_MANAGER_SIZES=30000 profile="}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("change steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
