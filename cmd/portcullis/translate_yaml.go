@@ -109,7 +109,7 @@ func (e *yamlEmitter) resource(buf *bytes.Buffer, m proto.Message) error {
 // (slow) when the emitter cannot promise its bytes.
 func (e *yamlEmitter) item(buf *bytes.Buffer, js []byte, indent int, slow func() (any, error)) error {
 	n := buf.Len()
-	err := e.emitJSON(buf, js, indent, true)
+	err := e.emitItem(buf, js, indent)
 	if !errors.Is(err, errNotEmittable) {
 		return err
 	}

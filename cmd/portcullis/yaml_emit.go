@@ -21,9 +21,10 @@ import (
 // structure itself and asks the YAML library only about what it cannot be sure of: how
 // a key or an unusual string is quoted, and the order of a set of keys, each answer
 // cached (resources of one type share their keys and most of their odd strings).
-// Whatever it cannot reproduce for certain (a multi-line string, a number that is not
-// a plain integer, a key that is not a one-line simple key) makes it return
-// errNotEmittable, and the caller converts that value the slow way.
+// Whatever it cannot reproduce for certain (a number that is not a plain integer, a
+// double-quoted string it would fold, a multi-line string in a sequence, a key that is
+// not a one-line simple key) makes it return errNotEmittable, and the caller converts
+// that piece the slow way.
 type yamlEmitter struct {
 	keys   sync.Map // string -> string: a key as written before its colon
 	quoted sync.Map // string -> string: a string value as written, or "" if not emittable
@@ -36,25 +37,27 @@ type yamlEmitter struct {
 // errNotEmittable says the emitter cannot promise the library's bytes for a value.
 var errNotEmittable = errors.New("value needs the YAML library's conversion")
 
-// emitJSON appends the YAML of one JSON document at indent as a sequence item when
-// item is set ("- " before the first line), as a document otherwise.
-func (e *yamlEmitter) emitJSON(buf *bytes.Buffer, js []byte, indent int, item bool) error {
+// emitItem appends the YAML of one JSON document as an item of a sequence at indent.
+func (e *yamlEmitter) emitItem(buf *bytes.Buffer, js []byte, indent int) error {
+	v, err := decodeJSON(js)
+	if err != nil {
+		return err
+	}
+	buf.WriteString(strings.Repeat(" ", indent))
+	buf.WriteString("- ")
+	return e.value(buf, v, indent+2, true)
+}
+
+// decodeJSON decodes a document keeping numbers as written.
+func decodeJSON(js []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return err
-	}
-	if item {
-		buf.WriteString(strings.Repeat(" ", indent))
-		buf.WriteString("- ")
-		return e.value(buf, v, indent+2, true)
-	}
-	return e.value(buf, v, indent, false)
+	return v, dec.Decode(&v)
 }
 
 // value writes v. inline says the cursor already stands where v's first line goes
-// (after "- " or at the start of a document); otherwise it stands after "key:".
+// (after "- "); otherwise it stands after "key:".
 func (e *yamlEmitter) value(buf *bytes.Buffer, v any, indent int, inline bool) error {
 	switch x := v.(type) {
 	case map[string]any:
@@ -316,10 +319,8 @@ func (e *yamlEmitter) libraryOrder(keys []string) ([]string, error) {
 // emitEntry appends "key: <YAML of the JSON document>" as an entry of a mapping at
 // indent.
 func (e *yamlEmitter) emitEntry(buf *bytes.Buffer, key string, js []byte, indent int) error {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(js)
+	if err != nil {
 		return err
 	}
 	q, err := e.key(key)
