@@ -30,11 +30,7 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: rebind-gw}
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
+`+portcullisClassYAML+`---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: egress, namespace: rebind-gw, annotations: {portcullis.io/forward-proxy: proxy}}

@@ -42,6 +42,14 @@ import (
 
 var api *testenv.APIServer
 
+// portcullisClassYAML is the GatewayClass the tests' Gateways use, as a document of
+// the YAML they apply.
+const portcullisClassYAML = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.io/gateway-controller}
+`
+
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWithAPIServer(m, func(a *testenv.APIServer) { api = a }))
 }

@@ -83,11 +83,7 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: {{.NS}}}
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
+` + portcullisClassYAML + `---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: egress, namespace: {{.NS}}}
