@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -23,12 +24,16 @@ import (
 	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 )
 
-// Settings of BenchmarkConnectTunnel: bytes per transfer, transfers per side (the sides
-// alternate) and tunnels opened for the setup latency.
+// Settings of BenchmarkConnectTunnel: bytes per transfer (a short one, whose time
+// includes the connection's ramp-up, and a sustained one), the read buffer every side
+// uses, transfers per side and size (the sides alternate) and tunnels opened for the
+// setup latency.
 const (
-	tunnelTransferBytes = 64 << 20
-	tunnelRounds        = 5
-	tunnelSetups        = 300
+	tunnelTransferBytes  = 64 << 20
+	tunnelSustainedBytes = 256 << 20
+	tunnelReadBuffer     = 256 << 10
+	tunnelRounds         = 5
+	tunnelSetups         = 300
 )
 
 // BenchmarkConnectTunnel measures the forward proxy's CONNECT tunnel: the throughput of
@@ -38,6 +43,8 @@ const (
 // sides, and the tunnel setup latency: from dialling the proxy to reading its 200 for
 // the CONNECT, a new connection each time. It reports MB/s of each side (median of the
 // rounds) from opening the connection to its last byte, their ratio (tunnel / direct),
+// the same for a sustained transfer four times as long (a loopback connection speeds up
+// over its first tens of megabytes, a tunnel's two connections less so),
 // the setup latency p50 and p99, and how long after the last byte the tunnel's end of
 // file comes (the source closes its side; Envoy closes the client's after its delayed
 // close, envoyconfig.tunnelCloseDelay). For comparison, the same transfer through a TCP
@@ -48,13 +55,18 @@ func BenchmarkConnectTunnel(b *testing.B) {
 	proxyPort, tcpPort := startTunnelProxy(b, source)
 	authority := "127.0.0.1:" + strconv.Itoa(int(source))
 	tcpListener := "127.0.0.1:" + strconv.Itoa(int(tcpPort))
-	var direct, tunnel, eof, tcpRoute []float64
+	relay := startCopyRelay(b, authority)
+	var direct, tunnel, eof, tcpRoute, directLong, tunnelLong, relayed []float64
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < tunnelRounds; r++ {
-			d, _ := transferMBps(b, func() net.Conn { return dialTCP(b, authority) })
-			t, closed := transferMBps(b, func() net.Conn { return openTunnel(b, proxyPort, authority) })
-			p, _ := transferMBps(b, func() net.Conn { return dialTCP(b, tcpListener) })
+			d, _ := transferMBps(b, tunnelTransferBytes, func() net.Conn { return dialTCP(b, authority) })
+			t, closed := transferMBps(b, tunnelTransferBytes, func() net.Conn { return openTunnel(b, proxyPort, authority) })
+			p, _ := transferMBps(b, tunnelTransferBytes, func() net.Conn { return dialTCP(b, tcpListener) })
 			direct, tunnel, eof, tcpRoute = append(direct, d), append(tunnel, t), append(eof, ms(closed)), append(tcpRoute, p)
+			d, _ = transferMBps(b, tunnelSustainedBytes, func() net.Conn { return dialTCP(b, authority) })
+			t, _ = transferMBps(b, tunnelSustainedBytes, func() net.Conn { return openTunnel(b, proxyPort, authority) })
+			c, _ := transferMBps(b, tunnelSustainedBytes, func() net.Conn { return dialTCP(b, relay) })
+			directLong, tunnelLong, relayed = append(directLong, d), append(tunnelLong, t), append(relayed, c)
 		}
 	}
 	setups := make([]time.Duration, 0, tunnelSetups)
@@ -69,6 +81,11 @@ func BenchmarkConnectTunnel(b *testing.B) {
 	b.ReportMetric(d, "direct-MB/s")
 	b.ReportMetric(t, "tunnel-MB/s")
 	b.ReportMetric(t/d, "ratio")
+	b.ReportMetric(median(directLong), "sustained-direct-MB/s")
+	b.ReportMetric(median(tunnelLong), "sustained-tunnel-MB/s")
+	b.ReportMetric(median(tunnelLong)/median(directLong), "sustained-ratio")
+	b.ReportMetric(median(relayed), "copy-relay-MB/s")
+	b.ReportMetric(median(tunnelLong)/median(relayed), "tunnel-vs-copy-relay")
 	b.ReportMetric(median(tcpRoute), "tcproute-MB/s")
 	b.ReportMetric(median(tcpRoute)/d, "tcproute-ratio")
 	b.ReportMetric(ms(setups[len(setups)/2]), "setup-p50-ms")
@@ -76,8 +93,8 @@ func BenchmarkConnectTunnel(b *testing.B) {
 	b.ReportMetric(median(eof), "eof-after-last-byte-ms")
 }
 
-// startByteSource listens on loopback and writes tunnelTransferBytes to every
-// connection, then closes it.
+// startByteSource listens on loopback; on every connection it reads the number of
+// bytes wanted (8 bytes, big endian), writes that many, then closes it.
 func startByteSource(b *testing.B) uint32 {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -93,7 +110,11 @@ func startByteSource(b *testing.B) uint32 {
 			}
 			go func() {
 				defer c.Close()
-				for sent := 0; sent < tunnelTransferBytes; sent += len(chunk) {
+				var want [8]byte
+				if _, err := io.ReadFull(c, want[:]); err != nil {
+					return
+				}
+				for sent := 0; sent < int(binary.BigEndian.Uint64(want[:])); sent += len(chunk) {
 					if _, err := c.Write(chunk); err != nil {
 						return
 					}
@@ -162,6 +183,50 @@ func startTunnelProxy(b *testing.B, source uint32) (uint32, uint32) {
 	return port, tcpPort
 }
 
+// startCopyRelay listens on loopback and relays every connection's bytes to and from a
+// new connection to target, copying through a user-space buffer as a proxy must (a
+// plain Go copy between two TCP connections would splice in the kernel instead). It is
+// the floor of what any copying proxy costs on this machine: two more copies into and
+// out of the kernel per byte than a direct connection.
+func startCopyRelay(b *testing.B, target string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go relayConn(c, target)
+		}
+	}()
+	return l.Addr().String()
+}
+
+func relayConn(c net.Conn, target string) {
+	defer c.Close()
+	up, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	go copyThrough(up, c)
+	copyThrough(c, up)
+}
+
+// copyThrough copies src to dst through a user-space buffer; the types hide the
+// connections' splice paths.
+func copyThrough(dst, src net.Conn) {
+	buf := make([]byte, tunnelReadBuffer)
+	io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, buf)
+	if tc, ok := dst.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+}
+
 // anyAddress admits the loopback destination of the benchmark.
 type anyAddress struct{}
 
@@ -180,7 +245,7 @@ func dialTCP(b *testing.B, addr string) net.Conn {
 func openTunnel(b *testing.B, proxyPort uint32, authority string) net.Conn {
 	c := dialTCP(b, "127.0.0.1:"+strconv.Itoa(int(proxyPort)))
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", authority, authority)
-	r := bufio.NewReaderSize(c, 256<<10)
+	r := bufio.NewReaderSize(c, tunnelReadBuffer)
 	resp, err := http.ReadResponse(r, &http.Request{Method: http.MethodConnect})
 	if err != nil || resp.StatusCode != 200 {
 		b.Fatalf("CONNECT %s: %v %v", authority, resp, err)
@@ -195,21 +260,46 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// transferMBps reads tunnelTransferBytes from a new connection, then its end of file.
-// It returns MB/s up to the last byte and how long the end of file came after it.
-func transferMBps(b *testing.B, open func() net.Conn) (float64, time.Duration) {
+// transferMBps asks a new connection for size bytes and reads them, then its end of
+// file. Every side reads through the same buffer size (io.Discard alone would read 8
+// KiB at a time, and the tunnel's buffered reader 256 KiB: the comparison would be of
+// the readers). It returns MB/s up to the last byte and how long the end of file came
+// after it.
+func transferMBps(b *testing.B, size int64, open func() net.Conn) (float64, time.Duration) {
 	start := time.Now()
 	c := open()
 	defer c.Close()
-	n, err := io.CopyN(io.Discard, c, tunnelTransferBytes)
-	if err != nil {
-		b.Fatalf("read %d of %d bytes: %v", n, tunnelTransferBytes, err)
+	var want [8]byte
+	binary.BigEndian.PutUint64(want[:], uint64(size))
+	if _, err := c.Write(want[:]); err != nil {
+		b.Fatal(err)
+	}
+	if n, err := readN(c, size); err != nil {
+		b.Fatalf("read %d of %d bytes: %v", n, size, err)
 	}
 	last := time.Now()
 	if extra, err := io.Copy(io.Discard, c); err != nil || extra != 0 {
 		b.Fatalf("after the last byte: %d more bytes, %v; want end of file", extra, err)
 	}
-	return float64(n) / 1e6 / last.Sub(start).Seconds(), time.Since(last)
+	return float64(size) / 1e6 / last.Sub(start).Seconds(), time.Since(last)
+}
+
+// readN reads size bytes from c through one tunnelReadBuffer. (io.Copy to io.Discard
+// would read through the discarder's own 8 KiB buffer whatever buffer it is given.)
+func readN(c net.Conn, size int64) (int64, error) {
+	buf := make([]byte, tunnelReadBuffer)
+	var n int64
+	for n < size {
+		k, err := c.Read(buf[:min(int64(len(buf)), size-n)])
+		n += int64(k)
+		if err == io.EOF {
+			return n, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func median(v []float64) float64 {
