@@ -16,6 +16,7 @@ const (
 	metricGatewayProgrammed = "portcullis_gateway_programmed"
 	metricEnvoysConnected   = "portcullis_xds_connected_envoys"
 	metricBackends          = "portcullis_backends"
+	metricReconciles        = "portcullis_reconciles_total"
 )
 
 // operatorMetrics answers a scrape from the reconciler's latest state: what Envoy runs is
@@ -24,6 +25,9 @@ const (
 type operatorMetrics struct {
 	r        *Reconciler
 	duration prometheus.Histogram
+	// reconciles counts reconciles by whether they translated or reused the last
+	// translation (translation_reuse.go).
+	reconciles *prometheus.CounterVec
 
 	programmed, connected, backends *prometheus.Desc
 
@@ -41,6 +45,10 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 			Help:    "Time of one reconcile: gather, translate, build and publish every Gateway, write statuses.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}),
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricReconciles,
+			Help: "Reconciles, by whether they translated the inputs again or reused the last translation (no input changed since).",
+		}, []string{"translation"}),
 		programmed: prometheus.NewDesc(metricGatewayProgrammed,
 			"1 when every connected Envoy of the Gateway acknowledged its published configuration, else 0.", []string{"gateway"}, nil),
 		connected: prometheus.NewDesc(metricEnvoysConnected,
@@ -53,6 +61,7 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 // Describe sends the descriptors of every metric.
 func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.duration.Describe(ch)
+	m.reconciles.Describe(ch)
 	ch <- m.programmed
 	ch <- m.connected
 	ch <- m.backends
@@ -61,6 +70,7 @@ func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the current state.
 func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.duration.Collect(ch)
+	m.reconciles.Collect(ch)
 	for _, gw := range m.r.liveGateways() {
 		st := m.r.opts.XDS.Status(gw)
 		ok, _, _ := st.Programmed()
@@ -75,11 +85,12 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // observe records one reconcile.
-func (m *operatorMetrics) observe(took time.Duration, backends map[string]*egressv1alpha1.BackendStatus) {
+func (m *operatorMetrics) observe(took time.Duration, reused bool, backends map[string]*egressv1alpha1.BackendStatus) {
 	if m == nil {
 		return
 	}
 	m.duration.Observe(took.Seconds())
+	m.reconciles.WithLabelValues(map[bool]string{false: "translated", true: "reused"}[reused]).Inc()
 	counts := map[[2]string]int{}
 	for _, st := range backends {
 		for _, c := range st.Conditions {

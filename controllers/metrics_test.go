@@ -86,8 +86,8 @@ func waitMetric(t *testing.T, reg *prometheus.Registry, name string, labels map[
 	})
 }
 
-// metricValue is the value of the series with the labels (a histogram's sample count),
-// or -1 when there is none.
+// metricValue is the value of the series with the labels (a histogram's sample count,
+// a counter's or a gauge's value), or -1 when there is none.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -102,6 +102,9 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map
 			if hasLabels(m, labels) {
 				if h := m.GetHistogram(); h != nil {
 					return float64(h.GetSampleCount())
+				}
+				if c := m.GetCounter(); c != nil {
+					return c.GetValue()
 				}
 				return m.GetGauge().GetValue()
 			}

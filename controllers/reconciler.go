@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -117,6 +118,10 @@ type Reconciler struct {
 		api     *clusterPolicyAPI
 		checked time.Time
 	}
+	// inputEvents counts the watch events that may change what translation reads;
+	// last is the last translation, reused while no such event came (translation_reuse.go).
+	inputEvents atomic.Uint64
+	last        *lastTranslation
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -137,20 +142,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileCallers(ctx)
 	}
 	start := time.Now()
-	res, err := r.gather.gather(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
+	res, result, own, reused, err := r.translation(ctx)
+	if err != nil || res == nil {
+		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
 	}
-	r.opts.DNS.SetNames(outsideNames(res))
-	addrs := r.opts.DNS.Addresses()
-	if r.warming(addrs) {
-		return ctrl.Result{RequeueAfter: warmupRetry}, nil
-	}
-	own := r.ownPorts()
-	result := translate.Translate(res, addrs, translate.Options{
-		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: r.opts.Clock(),
-		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses})
-	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
 	gateways, gens := gatewaysByKey(res), backendGenerations(res)
 	r.gatewayObjects = gateways
 	problems := r.publish(ctx, result, gateways, gens)
@@ -166,9 +161,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
 			r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	}
-	r.metrics.observe(time.Since(start), result.Statuses.Backends)
-	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "duration", time.Since(start))
-	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered())}, err
+	r.metrics.observe(time.Since(start), reused, result.Statuses.Backends)
+	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", reused, "duration", time.Since(start))
+	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered(),
+		untilChanges(result.ValidUntil, r.opts.Clock()))}, err
+}
+
+// translation gathers and translates the inputs, or reuses the last translation when
+// nothing it read has changed (translation_reuse.go). It returns no resources while the
+// DNS guard warms up.
+func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, result translate.Result, own map[uint32]string, reused bool, err error) {
+	events, own, now := r.inputEvents.Load(), r.ownPorts(), r.opts.Clock()
+	if r.last != nil {
+		if res, result, ok := r.reusable(events, own, r.opts.DNS.Addresses(), now); ok {
+			return res, result, own, true, nil
+		}
+	}
+	if res, err = r.gather.gather(ctx); err != nil {
+		return nil, result, own, false, err
+	}
+	r.opts.DNS.SetNames(outsideNames(res))
+	addrs := r.opts.DNS.Addresses()
+	if r.warming(addrs) {
+		return nil, result, own, false, nil
+	}
+	result = translate.Translate(res, addrs, translate.Options{
+		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: now,
+		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses})
+	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
+	r.remember(events, own, addrs, res, result)
+	return res, result, own, false, nil
+}
+
+// untilChanges is how long until a certificate the translation checked expires or
+// becomes valid, so that its conditions change then without waiting for an event.
+func untilChanges(validUntil, now time.Time) time.Duration {
+	if validUntil.IsZero() {
+		return 0
+	}
+	return max(validUntil.Sub(now), time.Millisecond)
 }
 
 // ownPorts reads Options.OwnPorts.

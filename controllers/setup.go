@@ -63,6 +63,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{reconcileKey}
 	})
+	// input is all for the sources translation reads: it counts the event first, so the
+	// reconcile it causes translates again (translation_reuse.go).
+	input := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		r.inputEvents.Add(1)
+		return []reconcile.Request{reconcileKey}
+	})
 	// Our own status writes change resourceVersion but not generation: ignore them.
 	specOnly := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
 	// Gateways and classes also carry settings in annotations (tenant isolation, access log).
@@ -73,27 +79,27 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	// Every replica translates and serves xDS (leader.go); only writes wait for the lease.
 	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Watches(&gwapiv1.GatewayClass{}, all, specOrSettings).
-		Watches(&gwapiv1.Gateway{}, all, specOrSettings).
-		Watches(&gwapiv1.HTTPRoute{}, all, specOnly).
-		Watches(&gwapiv1.TLSRoute{}, all, specOnly).
-		Watches(&gwapiv1.TCPRoute{}, all, specOnly).
-		Watches(&gwapiv1.ReferenceGrant{}, all).
-		Watches(&gwapiv1.BackendTLSPolicy{}, all, specOnly).
-		Watches(&egressv1alpha1.Backend{}, all, specOnly).
-		Watches(&corev1.Service{}, all).
-		Watches(&discoveryv1.EndpointSlice{}, all).
-		Watches(&corev1.Namespace{}, all).
+		Watches(&gwapiv1.GatewayClass{}, input, specOrSettings).
+		Watches(&gwapiv1.Gateway{}, input, specOrSettings).
+		Watches(&gwapiv1.HTTPRoute{}, input, specOnly).
+		Watches(&gwapiv1.TLSRoute{}, input, specOnly).
+		Watches(&gwapiv1.TCPRoute{}, input, specOnly).
+		Watches(&gwapiv1.ReferenceGrant{}, input).
+		Watches(&gwapiv1.BackendTLSPolicy{}, input, specOnly).
+		Watches(&egressv1alpha1.Backend{}, input, specOnly).
+		Watches(&corev1.Service{}, input).
+		Watches(&discoveryv1.EndpointSlice{}, input).
+		Watches(&corev1.Namespace{}, input).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 			return []reconcile.Request{callersKey}
 		}), builder.WithPredicates(callerChanged)).
-		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
-		WatchesMetadata(&corev1.Secret{}, all).
-		WatchesMetadata(&corev1.ConfigMap{}, all).
-		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
+		Watches(&networkingv1.NetworkPolicy{}, input, builder.WithPredicates(managedOnly)).
+		WatchesMetadata(&corev1.Secret{}, input).
+		WatchesMetadata(&corev1.ConfigMap{}, input).
+		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), input)).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
-	b, err := r.watchXBackends(mgr, b, all, specOnly)
+	b, err := r.watchXBackends(mgr, b, input, specOnly)
 	if err != nil {
 		return err
 	}

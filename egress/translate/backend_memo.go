@@ -116,7 +116,7 @@ func (t *translator) replays(b *egressv1alpha1.Backend, d destination, rec *reco
 		return false
 	}
 	for _, p := range rec.pairs {
-		if pairVerdict(p, t.opts.Now) != nil {
+		if t.verdict(p) != nil {
 			return false
 		}
 	}

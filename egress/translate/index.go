@@ -3,6 +3,7 @@ package translate
 import (
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -23,6 +24,8 @@ type translator struct {
 	cache *Cache
 	epoch uint64
 	rec   *recorder
+	// validUntil is Result.ValidUntil, kept as certificates are checked.
+	validUntil time.Time
 
 	classes        map[string]*gwapiv1.GatewayClass
 	gateways       []*gwapiv1.Gateway

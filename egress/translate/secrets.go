@@ -54,7 +54,25 @@ func (t *translator) checkKeyPair(cert, key []byte) error {
 	}
 	pair := t.cache.keyPair(t.epoch, cert, key)
 	t.rec.keyPairChecked(pair)
-	return pairVerdict(pair, t.opts.Now)
+	return t.verdict(pair)
+}
+
+// verdict is pairVerdict at Options.Now, noting when that verdict will change.
+func (t *translator) verdict(pair pairEntry) error {
+	now := t.opts.Now
+	if !now.IsZero() && pair.leaf && !pair.invalid && pair.unsupported == "" {
+		var next time.Time
+		switch {
+		case now.Before(pair.notBefore):
+			next = pair.notBefore
+		case !now.After(pair.notAfter):
+			next = pair.notAfter.Add(time.Nanosecond) // expired once past notAfter
+		}
+		if !next.IsZero() && (t.validUntil.IsZero() || next.Before(t.validUntil)) {
+			t.validUntil = next
+		}
+	}
+	return pairVerdict(pair, now)
 }
 
 // pairVerdict is checkKeyPair's verdict on a parsed key pair at a time (none when zero).

@@ -73,6 +73,10 @@ type Result struct {
 	BackendGateways map[string][]string `json:"backendGateways,omitempty"`
 	// Warnings are things a user should hear about as Events, beyond status.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// ValidUntil is the earliest time after Options.Now at which a certificate checked
+	// against the clock becomes valid or expires, so the same inputs would translate
+	// differently (zero: no such time). Until then the result stands for its inputs.
+	ValidUntil time.Time `json:"-"`
 }
 
 // Warning is one Warning Event to emit about an object.
@@ -109,6 +113,7 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 	t.finishXBackendStatuses()
 	t.cache.sweep()
 	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
+	t.result.ValidUntil = t.validUntil
 	return t.result
 }
 
