@@ -221,8 +221,9 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 			continue
 		}
 		ps := backendState(key, gens[key], result.BackendGateways[key], fleets, gatewayStates)
-		c.Status, c.Reason, c.Message = boolStatus(ps.ok), ps.backendReason(), ps.message
+		result.Statuses.Backends[key] = r.marks.backend(key, st, programmedMark{boolStatus(ps.ok), ps.backendReason(), ps.message})
 	}
+	r.marks.sweep()
 }
 
 // backendState: Programmed when the Envoys of every Gateway using the Backend run its

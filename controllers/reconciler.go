@@ -122,6 +122,7 @@ type Reconciler struct {
 	// last is the last translation, reused while no such event came (translation_reuse.go).
 	inputEvents atomic.Uint64
 	last        *lastTranslation
+	marks       backendMarks
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -180,7 +181,9 @@ func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, re
 	if res, err = r.gather.gather(ctx); err != nil {
 		return nil, result, own, false, err
 	}
-	r.opts.DNS.SetNames(outsideNames(res))
+	if added := r.opts.DNS.SetNames(outsideNames(res)); r.warm {
+		r.opts.DNS.AwaitFirstAnswers(ctx, added, firstAnswerWait)
+	}
 	addrs := r.opts.DNS.Addresses()
 	if r.warming(addrs) {
 		return nil, result, own, false, nil
@@ -192,6 +195,14 @@ func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, re
 	r.remember(events, own, addrs, res, result)
 	return res, result, own, false, nil
 }
+
+// firstAnswerWait bounds how long a translation waits for the first answers of names it
+// has just begun to track (a new FQDN Backend): the guard usually answers in a few
+// milliseconds, and a Backend published with its addresses saves a translation and a
+// publish; a slow or failing DNS server costs each new name this much once, after which
+// the Backend goes out without addresses and gets them when the answer comes, as
+// before.
+const firstAnswerWait = 200 * time.Millisecond
 
 // untilChanges is how long until a certificate the translation checked expires or
 // becomes valid, so that its conditions change then without waiting for an event.

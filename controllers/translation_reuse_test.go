@@ -126,11 +126,48 @@ func TestReuseDecision(t *testing.T) {
 			if gotRes.Pods != nil {
 				t.Error("the kept resources hold the pods; only the callers reconcile reads them")
 			}
-			got.Statuses.Backends["apps/api"].Conditions[0].Reason = "Programmed"
+			got.Statuses.Backends["apps/api"] = r.marks.backend("apps/api", got.Statuses.Backends["apps/api"], programmedMark{status: metav1.ConditionTrue, reason: "Programmed"})
 			_, again, _ := r.reusable(tt.events, tt.own, tt.addrs, tt.now)
 			if reason := again.Statuses.Backends["apps/api"].Conditions[0].Reason; reason != "Pending" {
 				t.Errorf("marking one reuse changed the kept translation: the next reuse says %q", reason)
 			}
 		})
+	}
+}
+
+// TestBackendMarksAreReusedWhileTheyHold: marking the same translated status the same
+// way returns the same copy (the status writer then compares pointers), a different
+// mark or a new translation a new copy, the translated status is never changed, and a
+// mark no reconcile used is dropped.
+func TestBackendMarksAreReusedWhileTheyHold(t *testing.T) {
+	pending := func() *egressv1alpha1.BackendStatus {
+		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue}, {Type: "Programmed", Status: metav1.ConditionUnknown, Reason: "Pending"}}}
+	}
+	programmed := programmedMark{status: metav1.ConditionTrue, reason: "Programmed", message: "Envoy acknowledged the configuration of gw/egress"}
+	var marks backendMarks
+	src := pending()
+	first := marks.backend("apps/api", src, programmed)
+	if c := findCond(first.Conditions, "Programmed"); c.Status != metav1.ConditionTrue || c.Reason != "Programmed" || c.Message != programmed.message {
+		t.Fatalf("marked Programmed %+v, want %+v", c, programmed)
+	}
+	if c := findCond(src.Conditions, "Programmed"); c.Reason != "Pending" {
+		t.Fatalf("marking changed the translated status: %+v", c)
+	}
+	marks.sweep()
+	if again := marks.backend("apps/api", src, programmed); again != first {
+		t.Error("the same status marked the same way got a new copy")
+	}
+	marks.sweep()
+	if other := marks.backend("apps/api", src, programmedMark{status: metav1.ConditionFalse, reason: "Pending", message: "waiting"}); other == first {
+		t.Error("a different mark returned the old copy")
+	}
+	marks.sweep()
+	if fresh := marks.backend("apps/api", pending(), programmed); fresh == first {
+		t.Error("a new translation's status returned a copy of the old one")
+	}
+	marks.sweep()
+	marks.sweep()
+	if len(marks.m) != 0 {
+		t.Errorf("%d marks kept after a reconcile that used none", len(marks.m))
 	}
 }

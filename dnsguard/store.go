@@ -56,8 +56,11 @@ type Store struct {
 	changed  map[string]struct{}
 
 	changes chan struct{}
-	wake    chan struct{} // the scheduler
-	expWake chan struct{} // the expirer
+	// answered is closed, and replaced, whenever a name gets its first answer
+	// (AwaitFirstAnswers).
+	answered chan struct{}
+	wake     chan struct{} // the scheduler
+	expWake  chan struct{} // the expirer
 
 	// Test hooks, set before Run: the scheduler is about to wait; a result was applied.
 	onIdle    func(now time.Time)
@@ -99,6 +102,7 @@ func NewStore(r NameResolver, cfg Config, opts StoreOptions) *Store {
 		entries:  map[string]*entry{},
 		changed:  map[string]struct{}{},
 		changes:  make(chan struct{}, 1),
+		answered: make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		expWake:  make(chan struct{}, 1),
 	}
@@ -127,8 +131,9 @@ func (s *Store) Untrack(name string) {
 	s.mu.Unlock()
 }
 
-// SetNames tracks exactly names: new ones are added, the others untracked.
-func (s *Store) SetNames(names []string) {
+// SetNames tracks exactly names: new ones are added, the others untracked. It returns
+// the names it began to track (normalized), Pending until their first answer.
+func (s *Store) SetNames(names []string) (added []string) {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[NormalizeName(n)] = true
@@ -140,21 +145,63 @@ func (s *Store) SetNames(names []string) {
 		}
 	}
 	for n := range want {
-		s.trackLocked(n)
+		if s.trackLocked(n) {
+			added = append(added, n)
+		}
 	}
 	s.mu.Unlock()
 	s.poke()
+	return added
 }
 
-func (s *Store) trackLocked(n string) {
+// AwaitFirstAnswers waits until none of names (normalized, as SetNames returns them)
+// is Pending any more, at most max, and tells whether they all got their answer. A
+// translation that waits a few milliseconds for a new Backend's first answer publishes
+// it with its addresses at once, instead of publishing it without, translating again
+// when the answer comes, and publishing again.
+func (s *Store) AwaitFirstAnswers(ctx context.Context, names []string, max time.Duration) bool {
+	if len(names) == 0 {
+		return true
+	}
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		pending, answered := s.anyPendingLocked(names), s.answered
+		s.mu.Unlock()
+		if !pending {
+			return true
+		}
+		select {
+		case <-answered:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (s *Store) anyPendingLocked(names []string) bool {
+	for _, n := range names {
+		if e := s.entries[n]; e != nil && e.res.State == egress.ResolutionPending {
+			return true
+		}
+	}
+	return false
+}
+
+// trackLocked starts tracking n and tells whether it was new.
+func (s *Store) trackLocked(n string) bool {
 	if _, ok := s.entries[n]; ok {
-		return
+		return false
 	}
 	s.gen++
 	e := &entry{name: n, gen: s.gen, res: egress.Resolution{State: egress.ResolutionPending}}
 	s.entries[n] = e
 	s.scheduleLocked(e, s.clock.Now())
 	s.metrics.setTracked(len(s.entries))
+	return true
 }
 
 func (s *Store) untrackLocked(n string) {

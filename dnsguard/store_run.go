@@ -157,6 +157,10 @@ func (s *Store) apply(j job, res Result) {
 	if resolutionChanged(old, e.res) {
 		s.markChangedLocked(e.name)
 	}
+	if old.State == egress.ResolutionPending && e.res.State != egress.ResolutionPending {
+		close(s.answered)
+		s.answered = make(chan struct{})
+	}
 }
 
 // serveStaleLocked keeps the last vetted set while resolution fails, until the grace
