@@ -289,12 +289,18 @@ func (r *Reconciler) buildAndPublish(gw ir.Gateway) (ir.Gateway, map[string]erro
 }
 
 // refuseRoutes marks each route of why Accepted=False on the Gateway, the message being
-// what happened followed by the route's error.
+// what happened followed by the route's error. It replaces the route's entry with a
+// copy: translation's statuses are shared with the remembered translation and with
+// status writes still running (translation_reuse.go, status_background.go).
 func refuseRoutes(st translate.Statuses, gateway string, why map[string]error, what string) {
 	gwNS, gwName, _ := strings.Cut(gateway, "/")
 	for route, err := range why {
 		routeNS, _, _ := strings.Cut(route, "/")
-		parents := st.HTTPRoutes[route]
+		parents := slices.Clone(st.HTTPRoutes[route])
+		if parents == nil {
+			continue
+		}
+		st.HTTPRoutes[route] = parents
 		for i := range parents {
 			ref := parents[i].ParentRef
 			ns := routeNS
@@ -304,7 +310,7 @@ func refuseRoutes(st translate.Statuses, gateway string, why map[string]error, w
 			if ns != gwNS || string(ref.Name) != gwName {
 				continue
 			}
-			parents[i].Conditions = setAccepted(parents[i].Conditions, fmt.Sprintf("%s: %v", what, err))
+			parents[i].Conditions = setAccepted(slices.Clone(parents[i].Conditions), fmt.Sprintf("%s: %v", what, err))
 		}
 	}
 }

@@ -32,7 +32,13 @@ func (r *Reconciler) retryBindFailures() time.Duration {
 	for name := range r.lastPublished {
 		nack, _ := r.opts.XDS.Status(name).Rejection()
 		if nack == nil || !bindFailure(nack.Message) {
-			delete(r.bindRetries, name)
+			// Forget the last retry once Envoy runs the configuration or rejects it for
+			// another reason; not while a resend is still unanswered (no rejection yet):
+			// a reconcile in that moment would otherwise let the next rejection resend
+			// at once, and the two looped every few milliseconds.
+			if nack != nil || r.envoysRunLatest(name) {
+				delete(r.bindRetries, name)
+			}
 			continue
 		}
 		if last, ok := r.bindRetries[name]; !ok || now.Sub(last) >= BindRetryInterval {

@@ -442,13 +442,19 @@ func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, 
 		if err == nil || c.Origin.Kind != ir.OriginBackend {
 			continue
 		}
-		bs := st.Backends[c.Origin.Namespace+"/"+c.Origin.Name]
+		key := c.Origin.Namespace + "/" + c.Origin.Name
+		bs := st.Backends[key]
 		if bs == nil {
 			continue
 		}
-		if cond := findCond(bs.Conditions, egressv1alpha1.ConditionProgrammed); cond != nil {
+		// A copy: translation's statuses are shared with the remembered translation and
+		// with status writes still running.
+		refused := *bs
+		refused.Conditions = slices.Clone(bs.Conditions)
+		if cond := findCond(refused.Conditions, egressv1alpha1.ConditionProgrammed); cond != nil {
 			cond.Status, cond.Reason = metav1.ConditionFalse, egressv1alpha1.ReasonRejected
 			cond.Message = fmt.Sprintf(what, gw.Name, c.Name, err)
 		}
+		st.Backends[key] = &refused
 	}
 }

@@ -52,10 +52,11 @@ func (r *Reconciler) remember(events uint64, own map[uint32]string, addrs egress
 	r.last = &lastTranslation{events: events, own: own, addrs: addrs, res: &kept, result: markable(result)}
 }
 
-// markable is result with its own copies of what markProgrammed changes: the Gateway
-// statuses it edits in place, and the map of Backend statuses whose entries it replaces
-// (backendMarks), so the remembered translation keeps saying Pending where translation
-// said so.
+// markable is result with its own copies of what a reconcile changes after translation:
+// the Gateway statuses (Programmed, listeners, addresses), edited in place, and the maps
+// of Backend and HTTPRoute statuses, whose entries are replaced by copies (backendMarks,
+// refuseClusters, refuseRoutes). The remembered translation keeps saying what
+// translation said, and a status write still running keeps the statuses it was given.
 func markable(result translate.Result) translate.Result {
 	st := result.Statuses
 	st.Gateways = make(map[string]*gwapiv1.GatewayStatus, len(result.Statuses.Gateways))
@@ -63,6 +64,7 @@ func markable(result translate.Result) translate.Result {
 		st.Gateways[k] = g.DeepCopy()
 	}
 	st.Backends = maps.Clone(result.Statuses.Backends)
+	st.HTTPRoutes = maps.Clone(result.Statuses.HTTPRoutes)
 	result.Statuses = st
 	return result
 }
