@@ -290,8 +290,8 @@ func (r *Reconciler) buildAndPublish(gw ir.Gateway) (ir.Gateway, map[string]erro
 
 // refuseRoutes marks each route of why Accepted=False on the Gateway, the message being
 // what happened followed by the route's error. It replaces the route's entry with a
-// copy: translation's statuses are shared with the remembered translation and with
-// status writes still running (translation_reuse.go, status_background.go).
+// copy: translation's statuses are shared with the remembered translation
+// (translation_reuse.go), which must keep saying what translation said.
 func refuseRoutes(st translate.Statuses, gateway string, why map[string]error, what string) {
 	gwNS, gwName, _ := strings.Cut(gateway, "/")
 	for route, err := range why {

@@ -447,8 +447,8 @@ func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, 
 		if bs == nil {
 			continue
 		}
-		// A copy: translation's statuses are shared with the remembered translation and
-		// with status writes still running.
+		// A copy: translation's statuses are shared with the remembered translation
+		// (translation_reuse.go), which must keep saying what translation said.
 		refused := *bs
 		refused.Conditions = slices.Clone(bs.Conditions)
 		if cond := findCond(refused.Conditions, egressv1alpha1.ConditionProgrammed); cond != nil {

@@ -123,14 +123,6 @@ type Reconciler struct {
 	inputEvents atomic.Uint64
 	last        *lastTranslation
 	marks       backendMarks
-	// statusWrites writes statuses in the background (status_background.go).
-	statusWrites *statusRunner
-	// publishedAt is when each Gateway's published version last changed, to that
-	// version; paced is how long until a Gateway this reconcile did not publish to may
-	// publish (publish_pace.go).
-	publishedAt      map[string]time.Time
-	publishedVersion map[string]string
-	paced            time.Duration
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -167,14 +159,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	report := r.reportFleets(ctx)
 	if r.writes() {
 		r.emitWarnings(result.Warnings)
-		statuses := result.Statuses
-		r.statusWrites.submit(func(ctx context.Context) error { return r.status.write(ctx, statuses, res) })
-		err = errors.Join(r.syncLockdown(ctx, res, result.Gateways), r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+		err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
+			r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	}
 	r.metrics.observe(time.Since(start), reused, result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", reused, "duration", time.Since(start))
 	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered(),
-		untilChanges(result.ValidUntil, r.opts.Clock()), r.pacedRequeue())}, err
+		untilChanges(result.ValidUntil, r.opts.Clock()))}, err
 }
 
 // translation gathers and translates the inputs, or reuses the last translation when
@@ -245,12 +236,7 @@ func (r *Reconciler) ownPortsMoved(translated map[uint32]string) time.Duration {
 // published then (last known good).
 func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens map[string]int64) map[string]error {
 	problems := map[string]error{}
-	r.paced = 0
 	for _, desired := range result.Gateways {
-		if paused, wait := r.publishPaused(desired.Name, time.Now()); paused {
-			r.paced = soonest(r.paced, wait)
-			continue
-		}
 		gw, held := r.stage(desired)
 		gw = translate.WithCallers(gw, r.callers) // staging may bring back older listeners
 		obj := gateways[gw.Name]
@@ -269,7 +255,6 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		gw, leftOut, version, err := r.buildAndPublish(gw)
 		refuseLeftOut(result.Statuses, candidate, leftOut)
 		if err == nil {
-			r.notePublished(gw.Name, version, time.Now())
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw
 			r.published(gw.Name, probeKey, version, gw)

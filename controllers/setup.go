@@ -46,10 +46,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		lateSince:   map[string]time.Time{},
 		nacks:       map[string]*nackSearch{},
 
-		lastPublished:    map[string]ir.Gateway{},
-		publishedAt:      map[string]time.Time{},
-		publishedVersion: map[string]string{},
-		leader:           newLeadership(),
+		lastPublished: map[string]ir.Gateway{},
+		leader:        newLeadership(),
 	}
 }
 
@@ -78,7 +76,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := mgr.Add(r.leader); err != nil {
 		return err
 	}
-	r.statusWrites = newStatusRunner(ctx, func(err error) { r.log.Error(err, "writing statuses; retrying") })
 	// Every replica translates and serves xDS (leader.go); only writes wait for the lease.
 	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
@@ -101,8 +98,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(&corev1.ConfigMap{}, input).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), input)).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all)).
-		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all)).
-		WatchesRawSource(source.Channel(forward(ctx, r.statusWrites.retry), all))
+		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	b, err := r.watchXBackends(mgr, b, input, specOnly)
 	if err != nil {
 		return err

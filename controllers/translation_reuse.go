@@ -55,8 +55,8 @@ func (r *Reconciler) remember(events uint64, own map[uint32]string, addrs egress
 // markable is result with its own copies of what a reconcile changes after translation:
 // the Gateway statuses (Programmed, listeners, addresses), edited in place, and the maps
 // of Backend and HTTPRoute statuses, whose entries are replaced by copies (backendMarks,
-// refuseClusters, refuseRoutes). The remembered translation keeps saying what
-// translation said, and a status write still running keeps the statuses it was given.
+// refuseClusters, refuseRoutes), so the remembered translation keeps saying what
+// translation said.
 func markable(result translate.Result) translate.Result {
 	st := result.Statuses
 	st.Gateways = make(map[string]*gwapiv1.GatewayStatus, len(result.Statuses.Gateways))
