@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -217,15 +219,46 @@ func Validate(t testing.TB, bootstrapYAML []byte) error {
 	return nil
 }
 
-// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+// FreePort returns a TCP port that was free on every address a moment ago, chosen
+// below the kernel's ephemeral range. A port the kernel hands out for ":0" is one it
+// also hands out as the local port of outgoing connections, and a test's Envoy that
+// bound it a moment later failed now and then with "Address already in use" when a
+// connection of another test process had taken it meanwhile (seen in CI).
 func FreePort(t testing.TB) uint32 {
 	t.Helper()
+	low := ephemeralLow()
+	for range 200 {
+		port := freePortFloor + rand.IntN(low-freePortFloor)
+		if l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)); err == nil {
+			l.Close()
+			return uint32(port)
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
+
+// freePortFloor is the lowest port FreePort picks: above the well-known services a
+// machine may run.
+const freePortFloor = 15000
+
+// ephemeralLow is the start of the kernel's ephemeral port range (Linux's default,
+// 32768, when it cannot be read), never more than 30000: the ports from 30000 up are a
+// cluster's NodePorts in the real-cluster tests.
+func ephemeralLow() int {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > freePortFloor+1000 {
+				low = n
+			}
+		}
+	}
+	return min(low, 30000)
 }
 
 var baseIDs atomic.Uint32
