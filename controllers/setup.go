@@ -93,7 +93,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 			return []reconcile.Request{callersKey}
 		}), builder.WithPredicates(callerChanged)).
-		Watches(&networkingv1.NetworkPolicy{}, input, builder.WithPredicates(managedOnly)).
+		// Our lockdown policies are not read by translation (syncLockdown reads them
+		// itself, reused translation or not): their events only wake the reconciler.
+		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
 		WatchesMetadata(&corev1.Secret{}, input).
 		WatchesMetadata(&corev1.ConfigMap{}, input).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), input)).
