@@ -63,7 +63,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{reconcileKey}
 	})
-	// input is all for the sources translation reads: it counts the event first, so the
+	// input is all for the objects translation reads: it counts the event first, so the
 	// reconcile it causes translates again (translation_reuse.go).
 	input := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		r.inputEvents.Add(1)
@@ -98,7 +98,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
 		WatchesMetadata(&corev1.Secret{}, input).
 		WatchesMetadata(&corev1.ConfigMap{}, input).
-		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), input)).
+		// DNS answers are compared as they are (translation_reuse.go): an answer the
+		// translation already waited for must not count as news.
+		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.opts.XDS.Changes()), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	b, err := r.watchXBackends(mgr, b, input, specOnly)

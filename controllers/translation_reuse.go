@@ -19,8 +19,10 @@ import (
 // retries, staging patience) change nothing translation reads either. Gathering and
 // translating ten thousand Backends again for them took most of a reconcile, on the
 // CPUs Envoy needed to apply the change. A translation is reused when, since it ran,
-// no watched object changed (inputEvents counts the events of every watch that feeds
-// translation), the DNS guard's answers are the same, the own ports are the same, and
+// no watched object changed (inputEvents counts the events of every object watch that
+// feeds translation), the DNS guard's answers are the same (compared, not counted: a
+// new name's first answer, which translation waited for, signals a change after the
+// translation already holds it), the own ports are the same, and
 // no certificate it checked has expired or become valid (translate.Result.ValidUntil).
 // Pod events are not among the inputs: they change caller tables only, which the
 // callers reconcile keeps in r.callers and publish applies.
