@@ -223,7 +223,16 @@ func (o *orderingWatch) record(envoyNext bool, afterEnvoy []string, nextCIDR str
 	}
 }
 
+// stopAndCheck stops sampling once at least minSamples were taken (the settled state
+// counts: both invariants must hold there too) and reports what was seen. Waiting for
+// the samples matters since reconciles got fast: after Envoy resumes, the move can finish
+// between two samples.
 func (o *orderingWatch) stopAndCheck() {
+	const minSamples = 3
+	deadline := time.Now().Add(10 * time.Second)
+	for o.sampleCount() < minSamples && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(o.stop)
 	o.done.Wait()
 	o.mu.Lock()
@@ -231,10 +240,16 @@ func (o *orderingWatch) stopAndCheck() {
 	for _, e := range o.errs {
 		o.t.Error(e)
 	}
-	if o.samples < 3 {
+	if o.samples < minSamples {
 		o.t.Errorf("only %d samples: the ordering was not observed", o.samples)
 	}
 	o.t.Logf("%d samples; a widened policy (both addresses) was seen: %v", o.samples, o.widened)
+}
+
+func (o *orderingWatch) sampleCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.samples
 }
 
 func readCIDRs(c client.Client, key types.NamespacedName) []string {
