@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +21,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/controllers"
 	"github.com/portcullis-io/portcullis/dnsguard"
 	"github.com/portcullis-io/portcullis/dnsguard/dnstest"
@@ -76,6 +74,7 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 // upstream that every Backend resolves to.
 type propagationWorld struct {
 	c        client.Client
+	watch    client.WithWatch // for waiting on statuses without polling
 	dns      *dnstest.Server
 	upstream *testupstream.Server
 	port     uint32 // the Gateway listener port Envoy binds
@@ -100,6 +99,10 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	}
 	ca := testpki.NewCA(b, "bench upstream CA")
 	cert := ca.Issue(b, testpki.Options{CommonName: "upstream", DNSNames: []string{"*." + benchDomain}})
+	var err error
+	if w.watch, err = client.NewWithWatch(api.Config, client.Options{Scheme: api.Scheme}); err != nil {
+		b.Fatal(err)
+	}
 	w.upstream = testupstream.Start(b, testupstream.Options{Certificate: &cert.TLS, Name: "bench"})
 	server := xds.New(logr.Discard())
 	xdsPort := serveXDS(b, ctx, server)
@@ -225,25 +228,10 @@ func (w *propagationWorld) createMany(b *testing.B, n int) {
 }
 
 // waitSettled waits until every present Backend is Programmed (Envoy acknowledged a
-// configuration holding it) and its route answers, so that the manager's status writes
+// configuration holding it), its route Accepted and answering, so that the manager's status writes
 // for them are done before the timed changes start.
 func (w *propagationWorld) waitSettled(b *testing.B, n int) {
-	xdstest.WaitFor(b, 10*time.Minute, fmt.Sprintf("%d Backends Programmed", n), func() error {
-		var list egressv1alpha1.BackendList
-		if err := w.c.List(context.Background(), &list, client.InNamespace(w.ns)); err != nil {
-			return err
-		}
-		programmed := 0
-		for _, be := range list.Items {
-			if c := meta.FindStatusCondition(be.Status.Conditions, egressv1alpha1.ConditionProgrammed); c != nil && c.Status == metav1.ConditionTrue {
-				programmed++
-			}
-		}
-		if programmed < n {
-			return fmt.Errorf("%d of %d programmed", programmed, n)
-		}
-		return nil
-	})
+	w.waitProgrammed(b, "b0-", n) // the names objectName(0, i)
 	for _, i := range []int{0, n - 1} {
 		if code := w.get(objectName(0, i)); code != http.StatusOK {
 			b.Fatalf("a present route answers %d, want 200", code)
