@@ -104,7 +104,7 @@ func (v *verifiedStatuses) says(k gatheredKey, rv string, want any) bool {
 		e.round = v.round
 	}
 	v.mu.Unlock()
-	return e != nil && rv != "" && e.resourceVersion == rv && reflect.DeepEqual(e.want, want)
+	return e != nil && rv != "" && e.resourceVersion == rv && sameWant(e.want, want)
 }
 
 func (v *verifiedStatuses) store(k gatheredKey, rv string, want any) {
