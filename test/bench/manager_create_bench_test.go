@@ -59,19 +59,19 @@ func BenchmarkManagerCreateProgrammed(b *testing.B) {
 func (w *propagationWorld) waitProgrammed(b *testing.B, prefix string, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	backends, routes := map[string]bool{}, map[string]bool{}
-	done := func() bool { return countTrue(backends) == n && countTrue(routes) == n }
+	backends, routes := tally{}, tally{}
+	done := func() bool { return backends.settled == n && routes.settled == n }
 	for !done() {
-		if err := w.watchUntil(ctx, prefix, backends, routes, done); err != nil {
-			b.Fatalf("%v: %d of %d Backends are Programmed, %d of %d HTTPRoutes Accepted", err, countTrue(backends), n, countTrue(routes), n)
+		if err := w.watchUntil(ctx, prefix, &backends, &routes, done); err != nil {
+			b.Fatalf("%v: %d of %d Backends are Programmed, %d of %d HTTPRoutes Accepted", err, backends.settled, n, routes.settled, n)
 		}
 	}
 }
 
 // watchUntil follows one watch of each kind (they start with every existing object)
-// and notes in backends and routes which of the batch are settled, until done or a
-// watch ends (the caller starts new ones).
-func (w *propagationWorld) watchUntil(ctx context.Context, prefix string, backends, routes map[string]bool, done func() bool) error {
+// and notes which of the batch are settled, until done or a watch ends (the caller
+// starts new ones).
+func (w *propagationWorld) watchUntil(ctx context.Context, prefix string, backends, routes *tally, done func() bool) error {
 	bw, err := w.watch.Watch(ctx, &egressv1alpha1.BackendList{}, client.InNamespace(w.ns))
 	if err != nil {
 		return err
@@ -91,28 +91,38 @@ func (w *propagationWorld) watchUntil(ctx context.Context, prefix string, backen
 				return nil
 			}
 			if be, isBackend := ev.Object.(*egressv1alpha1.Backend); isBackend && strings.HasPrefix(be.Name, prefix) {
-				backends[be.Name] = meta.IsStatusConditionTrue(be.Status.Conditions, egressv1alpha1.ConditionProgrammed)
+				backends.set(be.Name, meta.IsStatusConditionTrue(be.Status.Conditions, egressv1alpha1.ConditionProgrammed))
 			}
 		case ev, ok := <-rw.ResultChan():
 			if !ok {
 				return nil
 			}
 			if rt, isRoute := ev.Object.(*gwapiv1.HTTPRoute); isRoute && strings.HasPrefix(rt.Name, prefix) {
-				routes[rt.Name] = routeAccepted(*rt)
+				routes.set(rt.Name, routeAccepted(*rt))
 			}
 		}
 	}
 	return nil
 }
 
-func countTrue(m map[string]bool) int {
-	n := 0
-	for _, v := range m {
-		if v {
-			n++
+// tally is which objects of a batch are settled, and how many.
+type tally struct {
+	by      map[string]bool
+	settled int
+}
+
+func (t *tally) set(name string, settled bool) {
+	if t.by == nil {
+		t.by = map[string]bool{}
+	}
+	if t.by[name] != settled {
+		if settled {
+			t.settled++
+		} else {
+			t.settled--
 		}
 	}
-	return n
+	t.by[name] = settled
 }
 
 // routeAccepted tells whether Portcullis accepted the route on its parent.
