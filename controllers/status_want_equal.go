@@ -2,11 +2,13 @@ package controllers
 
 import (
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/controllers/status"
 )
 
 // sameWant tells whether two statuses translation made are the same, for
@@ -59,14 +61,13 @@ func sameParentRef(a, b *gwapiv1.ParentReference) bool {
 		sameValues(a.Namespace, b.Namespace) && sameValues(a.SectionName, b.SectionName) && sameValues(a.Port, b.Port)
 }
 
-// sameConditions compares as reflect.DeepEqual does, except that two times are the same
-// only with the same *time.Location, where DeepEqual would also compare two locations'
-// contents.
+// sameConditions is status.ConditionsEqual (the fields the status merge reads) made
+// exact as reflect.DeepEqual is: nil and empty lists differ, and so do transition times
+// (two times are the same only with the same *time.Location, where DeepEqual would also
+// compare two locations' contents).
 func sameConditions(a, b []metav1.Condition) bool {
-	return sameSlices(a, b, func(x, y *metav1.Condition) bool {
-		return x.Type == y.Type && x.Status == y.Status && x.ObservedGeneration == y.ObservedGeneration &&
-			x.Reason == y.Reason && x.Message == y.Message && x.LastTransitionTime.Time == y.LastTransitionTime.Time
-	})
+	return (a == nil) == (b == nil) && status.ConditionsEqual(a, b) &&
+		slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.LastTransitionTime.Time == y.LastTransitionTime.Time })
 }
 
 // sameSlices compares element by element; as for reflect.DeepEqual, nil and empty differ.
