@@ -72,7 +72,7 @@ func (tb *translatedBackend) fail(e *refError) {
 }
 
 // translateBackend validates a Backend and builds its clusters, once per translation,
-// reusing an earlier translation's from the Cache when everything it read is unchanged.
+// reusing an earlier translation's unit from the Cache when nothing it read changed.
 func (t *translator) translateBackend(s *backendSlot) *translatedBackend {
 	if s.tb != nil {
 		return s.tb
@@ -81,14 +81,10 @@ func (t *translator) translateBackend(s *backendSlot) *translatedBackend {
 		s.tb = tb
 		return tb
 	}
-	if !memoizable(s.b) {
+	if !unitDestination(destinationOf(s.b)) {
 		return t.buildBackend(s)
 	}
-	t.rec = &recorder{}
-	tb := t.buildBackend(s)
-	t.rememberBackend(s.name, s.b, tb, t.rec)
-	t.rec = nil
-	return tb
+	return t.buildBackendUnit(s)
 }
 
 // buildBackend translates a Backend.

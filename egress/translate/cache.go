@@ -11,15 +11,17 @@ import (
 // chains, private keys and CA bundles costs tens of microseconds each, against a few for
 // everything else a Backend needs; an outcome is keyed by the very bytes checked and
 // compared in full on every hit, and only the clock-dependent part (expiry) is
-// recomputed. Backends: the translation of an FQDN or IP Backend is kept with a record
-// of everything it read, and reused only when that record replays (see backend_memo.go).
+// recomputed. Units: the translation of an FQDN or IP Backend is kept with the identity
+// of everything it read, and reused only while those identities hold (units.go).
 // Either way a cached answer is the answer translating again would give: translation
 // stays a pure function of its inputs, only faster.
 //
 // The IR a translation returns may share memory with later translations through the
 // Cache: treat a Result as read-only. The Cache keeps the Secret and ConfigMap values a
 // translation read by reference, not copied: do not modify an input's data after
-// translating it (the manager never does: its objects are replaced, not modified).
+// translating it (the manager never does: its objects are replaced, not modified), and
+// give an object a new resourceVersion (or, for a Backend, a new generation) whenever
+// its content changes, as the API server does.
 //
 // An entry unused by the last two translations is dropped, so the cache holds no more
 // than what the cluster references. A Cache is safe for concurrent use.
@@ -29,15 +31,9 @@ type Cache struct {
 	// pairs is keyed by the certificate chain; the entry holds the key it was paired with.
 	pairs    map[string]*pairEntry
 	bundles  map[string]*bundleEntry
-	backends map[types.NamespacedName]*backendEntry
+	backends unitTable[backendUnit]
 	// orders holds the sorted names of maps a translation sorts (see sorted_order.go).
 	orders map[string]*orderEntry
-}
-
-// backendEntry is a memoised Backend translation and the last epoch that used it.
-type backendEntry struct {
-	used uint64
-	memo *backendMemo
 }
 
 // pairEntry is what parsing one chain and key told.
@@ -62,7 +58,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: map[types.NamespacedName]*backendEntry{}, orders: map[string]*orderEntry{}}
+	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: unitTable[backendUnit]{}, orders: map[string]*orderEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -90,11 +86,7 @@ func (c *Cache) sweep() {
 			delete(c.bundles, k)
 		}
 	}
-	for k, e := range c.backends {
-		if e.used+1 < c.epoch {
-			delete(c.backends, k)
-		}
-	}
+	c.backends.sweep(c.epoch)
 	for k, e := range c.orders {
 		if e.used+1 < c.epoch {
 			delete(c.orders, k)
@@ -102,8 +94,8 @@ func (c *Cache) sweep() {
 	}
 }
 
-// backend returns the memoised translation of a Backend, or nil.
-func (c *Cache) backend(n types.NamespacedName, epoch uint64) *backendMemo {
+// backend returns the unit of a Backend, or nil.
+func (c *Cache) backend(n types.NamespacedName, epoch uint64) *unitEntry[backendUnit] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.backends[n]
@@ -111,20 +103,20 @@ func (c *Cache) backend(n types.NamespacedName, epoch uint64) *backendMemo {
 		return nil
 	}
 	e.used = max(e.used, epoch)
-	return e.memo
+	return e
 }
 
-// backendCount is the number of Backend translations the Cache holds.
+// backendCount is the number of Backend units the Cache holds.
 func (c *Cache) backendCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.backends)
 }
 
-func (c *Cache) storeBackend(n types.NamespacedName, epoch uint64, m *backendMemo) {
+func (c *Cache) storeBackend(n types.NamespacedName, e *unitEntry[backendUnit]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.backends[n] = &backendEntry{used: epoch, memo: m}
+	c.backends[n] = e
 }
 
 // keyPair returns what parsing cert and key tells, parsing only on a miss.

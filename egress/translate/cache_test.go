@@ -1,22 +1,29 @@
 package translate
 
 import (
+	"encoding/json"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/portcullis-io/portcullis/egress"
 )
 
 // compareWithCold translates with the shared cache and with a cold one (on a deep copy
-// of the input) and fails unless the two results are identical Go values.
-func compareWithCold(t *testing.T, step string, cache *Cache, res *egress.Resources, addrs egress.Addresses, opts Options) Result {
+// of the input) and fails unless the two results are identical Go values. Before
+// translating, versions gives every Backend, Secret and ConfigMap the identity the API
+// server would: a new version whenever its content changed.
+func compareWithCold(t *testing.T, step string, cache *Cache, versions *apiVersions, res *egress.Resources, addrs egress.Addresses, opts Options) Result {
 	t.Helper()
+	versions.assign(t, res)
 	opts.Cache = cache
 	got := Translate(res, addrs, opts)
 	opts.Cache = NewCache()
@@ -27,14 +34,72 @@ func compareWithCold(t *testing.T, step string, cache *Cache, res *egress.Resour
 	return got
 }
 
+// apiVersions versions objects as the API server does: an object keeps its UID, and
+// gets a new resourceVersion whenever anything in it changes and, for a Backend, a new
+// generation whenever its spec changes.
+type apiVersions struct {
+	next        int
+	content     map[string]string // kind/namespace/name (and "spec" for a generation) → JSON
+	generations map[string]int64  // Backend namespace/name → generation
+}
+
+func newAPIVersions() *apiVersions {
+	return &apiVersions{content: map[string]string{}, generations: map[string]int64{}}
+}
+
+func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
+	t.Helper()
+	for i := range res.Backends {
+		b := &res.Backends[i]
+		name := b.Namespace + "/" + b.Name
+		if v.changed(t, "Backend/spec", b, b.Spec) {
+			v.generations[name]++
+		}
+		b.Generation = v.generations[name]
+		v.version(t, "Backend", b, b)
+	}
+	for i := range res.Secrets {
+		v.version(t, "Secret", &res.Secrets[i], &res.Secrets[i])
+	}
+	for i := range res.ConfigMaps {
+		v.version(t, "ConfigMap", &res.ConfigMaps[i], &res.ConfigMaps[i])
+	}
+}
+
+// version sets o's UID and, when the content differs from the last seen, a new
+// resourceVersion.
+func (v *apiVersions) version(t *testing.T, kind string, o metav1.Object, content any) {
+	t.Helper()
+	o.SetUID(types.UID(kind + "/" + o.GetNamespace() + "/" + o.GetName()))
+	rv := o.GetResourceVersion()
+	o.SetResourceVersion("") // the version is not content
+	if v.changed(t, kind, o, content) || rv == "" {
+		v.next++
+		rv = strconv.Itoa(v.next)
+	}
+	o.SetResourceVersion(rv)
+}
+
+func (v *apiVersions) changed(t *testing.T, kind string, o metav1.Object, content any) bool {
+	t.Helper()
+	raw, err := json.Marshal(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := kind + "/" + o.GetNamespace() + "/" + o.GetName()
+	was, seen := v.content[key]
+	v.content[key] = string(raw)
+	return !seen || was != string(raw)
+}
+
 // TestCachedTranslationEqualsColdOnGoldenInputs translates every golden input, twice
 // over, with one Cache: inputs reuse the same object names with other content.
 func TestCachedTranslationEqualsColdOnGoldenInputs(t *testing.T) {
-	cache := NewCache()
+	cache, versions := NewCache(), newAPIVersions()
 	for pass := range 2 {
 		for _, in := range goldenInputs(t) {
 			res, addrs, opts := loadGoldenInput(t, in)
-			compareWithCold(t, filepath.Base(in)+" pass "+string(rune('1'+pass)), cache, res, addrs, opts)
+			compareWithCold(t, filepath.Base(in)+" pass "+string(rune('1'+pass)), cache, versions, res, addrs, opts)
 		}
 	}
 }
@@ -61,7 +126,7 @@ func TestCachedTranslationFollowsEveryInput(t *testing.T) {
 			addrs["api.example.com"] = egress.Resolution{State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr("203.0.113.99")}}}
 		}, true},
 		{"the server name changes", func() { s := "gw2.partner.example"; res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s }, true},
-		{"only the generation changes", func() { res.Backends[0].Generation++ }, true},
+		{"only the Backend's labels change", func() { res.Backends[0].Labels = map[string]string{"team": "payments"} }, true},
 		{"the CA ConfigMap holds another CA", func() { res.ConfigMaps[0].Data["ca.crt"] = string(otherCA) }, true},
 		{"the client key is replaced by garbage", func() { client.Data[corev1.TLSPrivateKeyKey] = []byte("garbage") }, false},
 		{"the client key is restored", func() { client.Data[corev1.TLSPrivateKeyKey] = goodKey }, true},
@@ -74,10 +139,10 @@ func TestCachedTranslationFollowsEveryInput(t *testing.T) {
 		{"the CA Secret gets it back", func() { findSecret(t, res, "partner-ca-next").Data["bundle.pem"] = otherCA }, true},
 		{"the DNS guard forgets the name", func() { delete(addrs, "api.example.com") }, true},
 	}
-	cache := NewCache()
+	cache, versions := NewCache(), newAPIVersions()
 	for _, step := range steps {
 		step.edit()
-		got := compareWithCold(t, step.name, cache, res, addrs, opts)
+		got := compareWithCold(t, step.name, cache, versions, res, addrs, opts)
 		if usable := len(got.Gateways) == 1 && len(got.Gateways[0].Clusters) == 1; usable != step.usable {
 			t.Fatalf("%s: the Backend is usable: %v, want %v", step.name, usable, step.usable)
 		}
@@ -89,18 +154,19 @@ func TestCachedTranslationFollowsEveryInput(t *testing.T) {
 func TestCachedTranslationFollowsTheAddressPolicy(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-ip-destinations.in.yaml"))
 	denyDocs := prefixPolicy{netip.MustParsePrefix("203.0.113.0/24")}
-	cache := NewCache()
+	cache, versions := NewCache(), newAPIVersions()
 	for _, policy := range []egress.AddressPolicy{opts.AddressPolicy, nil, denyDocs, opts.AddressPolicy, prefixPolicy{}} {
 		opts.AddressPolicy = policy
-		compareWithCold(t, "policy", cache, res, addrs, opts)
+		compareWithCold(t, "policy", cache, versions, res, addrs, opts)
 	}
 }
 
-// TestCachedTranslationReusesBackends proves the memo is used: the second and third
-// translations of the same input share the Backend's cluster settings, which the first
-// (that recorded them) did not hand out.
+// TestCachedTranslationReusesBackends proves the unit is used: the second and third
+// translations of the same versioned input share the Backend's cluster settings, which
+// the first (that computed them) did not hand out.
 func TestCachedTranslationReusesBackends(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
+	newAPIVersions().assign(t, res)
 	opts.Cache = NewCache()
 	var tls [3]any
 	for i := range tls {
@@ -111,7 +177,51 @@ func TestCachedTranslationReusesBackends(t *testing.T) {
 		t.Error("the second and third translations built the Backend afresh")
 	}
 	if tls[0] == tls[1] {
-		t.Error("the first translation handed out the memo's private copy")
+		t.Error("the first translation handed out the unit's private copy")
+	}
+}
+
+// TestUnversionedInputsAreNeverKept translates, with one Cache, inputs whose objects
+// have no identity (files given to `portcullis translate`): nothing is kept, so an
+// object edited in place between translations is read afresh.
+func TestUnversionedInputsAreNeverKept(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		strip func(*egress.Resources)
+	}{
+		{"no versions at all", func(*egress.Resources) {}},
+		{"the Backend has no generation", func(res *egress.Resources) {
+			newAPIVersions().assign(t, res)
+			res.Backends[0].Generation = 0
+		}},
+		{"the client Secret has no resourceVersion", func(res *egress.Resources) {
+			newAPIVersions().assign(t, res)
+			findSecret(t, res, "client").ResourceVersion = ""
+		}},
+		{"the CA ConfigMap has no resourceVersion", func(res *egress.Resources) {
+			newAPIVersions().assign(t, res)
+			res.ConfigMaps[0].ResourceVersion = ""
+		}},
+		{"the Backend has a generation but no UID", func(res *egress.Resources) {
+			newAPIVersions().assign(t, res)
+			res.Backends[0].UID = ""
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
+			tt.strip(res)
+			opts.Cache = NewCache()
+			first := Translate(res, addrs, opts)
+			if n := opts.Cache.backendCount(); n != 0 {
+				t.Fatalf("the Cache kept %d Backend units of inputs without identity", n)
+			}
+			s := "edited.partner.example"
+			res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s
+			second := Translate(res, addrs, opts)
+			if got := second.Gateways[0].Clusters[0].TLS.SNI; got != s || first.Gateways[0].Clusters[0].TLS.SNI == s {
+				t.Errorf("SNI after an edit in place: %q, want %q", got, s)
+			}
+		})
 	}
 }
 
@@ -119,6 +229,7 @@ func TestCachedTranslationReusesBackends(t *testing.T) {
 // Backend and certificate entries are dropped.
 func TestCacheForgetsWhatIsNoLongerUsed(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
+	newAPIVersions().assign(t, res)
 	opts.Cache = NewCache()
 	Translate(res, addrs, opts)
 	if len(opts.Cache.backends) == 0 || len(opts.Cache.pairs) == 0 || len(opts.Cache.bundles) == 0 {
@@ -141,4 +252,22 @@ func findSecret(t *testing.T, res *egress.Resources, name string) *corev1.Secret
 	}
 	t.Fatalf("no Secret %s", name)
 	return nil
+}
+
+// TestRecreatedBackendIsTranslatedAfresh deletes a Backend and creates another of the
+// same name: generation 1 again, another spec, another UID. The unit of the first must
+// not stand for the second.
+func TestRecreatedBackendIsTranslatedAfresh(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
+	newAPIVersions().assign(t, res)
+	res.Backends[0].Generation = 1
+	opts.Cache = NewCache()
+	first := Translate(res, addrs, opts)
+	s := "recreated.partner.example"
+	res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s
+	res.Backends[0].UID += "-recreated"
+	second := Translate(res, addrs, opts)
+	if got := second.Gateways[0].Clusters[0].TLS.SNI; got != s || first.Gateways[0].Clusters[0].TLS.SNI == s {
+		t.Errorf("SNI of the recreated Backend: %q, want %q", got, s)
+	}
 }

@@ -19,11 +19,11 @@ import (
 type translator struct {
 	opts  Options
 	addrs egress.Addresses
-	// cache and epoch memoise certificate checks and Backends across translations; rec
-	// records what the Backend being translated reads, when it may be memoised.
+	// cache and epoch keep certificate checks and units across translations; reads
+	// notes what the unit being computed reads (nil outside a unit).
 	cache *Cache
 	epoch uint64
-	rec   *recorder
+	reads *unitReads
 	// validUntil is Result.ValidUntil, kept as certificates are checked.
 	validUntil time.Time
 

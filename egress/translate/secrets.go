@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -53,7 +54,7 @@ func (t *translator) checkKeyPair(cert, key []byte) error {
 		return errors.New("the certificate or the private key (tls.key) is empty")
 	}
 	pair := t.cache.keyPair(t.epoch, cert, key)
-	t.rec.keyPairChecked(pair)
+	t.reads.keyPairChecked(pair)
 	return t.verdict(pair)
 }
 
@@ -183,11 +184,11 @@ type valueRead struct {
 }
 
 // read looks up one key of a Secret or ConfigMap. Translation reads them through here
-// only, so that a Backend's translation can be recorded with every value it used.
+// only, so that a unit notes every object it read (units.go).
 func (t *translator) read(kind string, ref types.NamespacedName, key string) valueRead {
-	r := t.lookup(kind, ref, key)
-	t.rec.saw(r)
-	return r
+	o := t.object(kind, ref)
+	t.reads.sawObject(kind, ref, o.meta())
+	return o.read(kind, ref, key)
 }
 
 func (t *translator) lookup(kind string, ref types.NamespacedName, key string) valueRead {
@@ -208,6 +209,17 @@ func (t *translator) object(kind string, ref types.NamespacedName) heldObject {
 		return heldObject{configMap: t.configMaps[ref]}
 	}
 	return heldObject{}
+}
+
+// meta is the object found, or nil.
+func (o heldObject) meta() metav1.Object {
+	switch {
+	case o.secret != nil:
+		return o.secret
+	case o.configMap != nil:
+		return o.configMap
+	}
+	return nil
 }
 
 // read reads one key of the object found for (kind, ref).

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -127,7 +128,7 @@ func (w workload) gateway(g int) gwapiv1.Gateway {
 // backend is an FQDN Backend originating mutual TLS with its own CA bundle.
 func backend(name, host string) egressv1alpha1.Backend {
 	return egressv1alpha1.Backend{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appsNS, Generation: 1, ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appsNS, UID: types.UID("backend-" + name), Generation: 1, ResourceVersion: "1"},
 		Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{
 			Type: egressv1alpha1.DestinationTypeFQDN,
 			FQDN: &egressv1alpha1.FQDNDestination{
