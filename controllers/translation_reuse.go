@@ -124,12 +124,7 @@ func (b *backendMarks) sweep() {
 	b.round++
 }
 
-// sameResolutions compares what translation reads of the DNS guard's answers: the
-// state, message, and the vetted (with since when) and blocked addresses. Expires moves
-// with every refresh and is not read.
+// sameResolutions compares what translation reads of the DNS guard's answers.
 func sameResolutions(a, b egress.Addresses) bool {
-	return maps.EqualFunc(a, b, func(x, y egress.Resolution) bool {
-		return x.State == y.State && x.Message == y.Message && slices.Equal(x.Blocked, y.Blocked) &&
-			slices.EqualFunc(x.Vetted, y.Vetted, func(v, w egress.VettedAddress) bool { return v.IP == w.IP && v.Since.Equal(w.Since) })
-	})
+	return maps.EqualFunc(a, b, egress.SameForTranslation)
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -58,6 +59,14 @@ type BlockedAddress struct {
 
 // Addresses maps a lowercase hostname (no trailing dot) to its Resolution.
 type Addresses map[string]Resolution
+
+// SameForTranslation tells whether two resolutions say the same to translation: the
+// state, the message, the vetted addresses with since when, and the blocked ones.
+// Expires moves with every refresh and translation never reads it.
+func SameForTranslation(a, b Resolution) bool {
+	return a.State == b.State && a.Message == b.Message && slices.Equal(a.Blocked, b.Blocked) &&
+		slices.EqualFunc(a.Vetted, b.Vetted, func(v, w VettedAddress) bool { return v.IP == w.IP && v.Since.Equal(w.Since) })
+}
 
 // AddressPolicy decides whether an address may be connected to; the DNS guard's
 // address policy implements it. A refused address comes with a reason for status.

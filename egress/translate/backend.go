@@ -33,6 +33,8 @@ type translatedBackend struct {
 	name string
 	// gateways are the Gateways whose routes use the Backend, in translation order.
 	gateways []string
+	// unit is the unit the translation is (units.go), nil when it is not kept.
+	unit *unitEntry[backendUnit]
 }
 
 // portCluster is the cluster of one Backend port, the secrets it needs and the policy

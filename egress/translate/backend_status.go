@@ -22,7 +22,7 @@ func (t *translator) finishBackendStatuses() {
 	for _, s := range slots {
 		n := s.name
 		tb := t.translateBackend(s)
-		t.result.Statuses.Backends[tb.key()] = t.backendStatus(tb)
+		t.result.Statuses.Backends[tb.key()] = t.backendStatusOf(n, tb)
 		t.fileBackendGateways(tb)
 		if tb.ignoredMsg != "" {
 			t.result.Warnings = append(t.result.Warnings, Warning{Kind: egressv1alpha1.BackendKind, Namespace: n.Namespace, Name: n.Name,

@@ -39,11 +39,9 @@ func (t *translator) reuseBackend(n types.NamespacedName, b *egressv1alpha1.Back
 	if !unitDestination(d) || t.resolveDestination(b, &d) != nil {
 		return nil
 	}
-	tb := &translatedBackend{b: b, dest: d, ports: e.out.ports}
-	if e.out.effective != nil {
-		tb.effective = e.out.effective.DeepCopy() // statuses are the caller's to keep
-	}
-	return tb
+	// The unit's output is shared with every translation that reuses it: a Result is
+	// read-only (see Cache).
+	return &translatedBackend{b: b, dest: d, ports: e.out.ports, effective: e.out.effective, unit: e}
 }
 
 // buildBackendUnit translates a Backend whose destination makes it a unit, noting what
@@ -64,7 +62,8 @@ func (t *translator) buildBackendUnit(s *backendSlot) *translatedBackend {
 	if tb.effective != nil {
 		out.effective = tb.effective.DeepCopy()
 	}
-	t.cache.storeBackend(s.name, &unitEntry[backendUnit]{used: t.epoch, reads: *reads, out: out})
+	tb.unit = &unitEntry[backendUnit]{used: t.epoch, reads: *reads, out: out}
+	t.cache.storeBackend(s.name, tb.unit)
 	return tb
 }
 

@@ -32,6 +32,8 @@ type Cache struct {
 	pairs    map[string]*pairEntry
 	bundles  map[string]*bundleEntry
 	backends unitTable[backendUnit]
+	// backendStatuses are the statuses of unit Backends (backend_status_unit.go).
+	backendStatuses map[types.NamespacedName]*statusEntry
 	// orders holds the sorted names of maps a translation sorts (see sorted_order.go).
 	orders map[string]*orderEntry
 }
@@ -58,7 +60,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: unitTable[backendUnit]{}, orders: map[string]*orderEntry{}}
+	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -87,6 +89,11 @@ func (c *Cache) sweep() {
 		}
 	}
 	c.backends.sweep(c.epoch)
+	for k, e := range c.backendStatuses {
+		if e.used+1 < c.epoch {
+			delete(c.backendStatuses, k)
+		}
+	}
 	for k, e := range c.orders {
 		if e.used+1 < c.epoch {
 			delete(c.orders, k)
@@ -104,6 +111,24 @@ func (c *Cache) backend(n types.NamespacedName, epoch uint64) *unitEntry[backend
 	}
 	e.used = max(e.used, epoch)
 	return e
+}
+
+// backendStatus returns the last status of a unit Backend, or nil.
+func (c *Cache) backendStatus(n types.NamespacedName, epoch uint64) *statusEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.backendStatuses[n]
+	if !ok {
+		return nil
+	}
+	e.used = max(e.used, epoch)
+	return e
+}
+
+func (c *Cache) storeBackendStatus(n types.NamespacedName, e *statusEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.backendStatuses[n] = e
 }
 
 // backendCount is the number of Backend units the Cache holds.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
 )
 
@@ -124,6 +125,17 @@ func TestCachedTranslationFollowsEveryInput(t *testing.T) {
 		{"unchanged again", func() {}, true},
 		{"the DNS guard vets another address", func() {
 			addrs["api.example.com"] = egress.Resolution{State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr("203.0.113.99")}}}
+		}, true},
+		{"the answer goes stale, with the same addresses", func() {
+			r := addrs["api.example.com"]
+			r.State, r.Message = egress.ResolutionStale, "SERVFAIL from every upstream"
+			addrs["api.example.com"] = r
+		}, true},
+		{"the guard also blocks an answer", func() {
+			r := addrs["api.example.com"]
+			r.State, r.Message = egress.ResolutionResolved, ""
+			r.Blocked = []egress.BlockedAddress{{IP: netip.MustParseAddr("10.0.0.7"), Reason: "private"}}
+			addrs["api.example.com"] = r
 		}, true},
 		{"the server name changes", func() { s := "gw2.partner.example"; res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s }, true},
 		{"only the Backend's labels change", func() { res.Backends[0].Labels = map[string]string{"team": "payments"} }, true},
@@ -269,5 +281,28 @@ func TestRecreatedBackendIsTranslatedAfresh(t *testing.T) {
 	second := Translate(res, addrs, opts)
 	if got := second.Gateways[0].Clusters[0].TLS.SNI; got != s || first.Gateways[0].Clusters[0].TLS.SNI == s {
 		t.Errorf("SNI of the recreated Backend: %q, want %q", got, s)
+	}
+}
+
+// TestUnchangedBackendKeepsItsStatus: a unit Backend whose unit, routes and DNS answer
+// are unchanged gets the very status of the last translation (the status writer
+// compares pointers first); once no route references it, a new status says so.
+func TestUnchangedBackendKeepsItsStatus(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
+	newAPIVersions().assign(t, res)
+	opts.Cache = NewCache()
+	key := res.Backends[0].Namespace + "/" + res.Backends[0].Name
+	first := Translate(res, addrs, opts).Statuses.Backends[key]
+	second := Translate(res, addrs, opts).Statuses.Backends[key]
+	if first != second {
+		t.Error("an unchanged Backend got a new status")
+	}
+	res.HTTPRoutes = nil
+	third := Translate(res, addrs, opts).Statuses.Backends[key]
+	if third == second {
+		t.Fatal("the Backend kept its status after its only route went")
+	}
+	if c := findCondition(third.Conditions, egressv1alpha1.ConditionProgrammed); c == nil || c.Reason != egressv1alpha1.ReasonNotReferenced {
+		t.Errorf("Programmed after the route went: %+v, want reason %s", c, egressv1alpha1.ReasonNotReferenced)
 	}
 }

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"net/netip"
-	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,8 +34,10 @@ type objectSeen struct {
 	name  types.NamespacedName
 	found bool
 	uid   types.UID
-	// version is the resourceVersion, or the generation for versionByGeneration kinds.
-	version string
+	// version is the resourceVersion; for versionByGeneration kinds, generation is used
+	// instead.
+	version    string
+	generation int64
 }
 
 // versionByGeneration are the kinds whose units read only their spec (besides name and
@@ -50,11 +51,10 @@ func identity(kind string, name types.NamespacedName, o metav1.Object) objectSee
 		return s
 	}
 	s.found, s.uid = true, o.GetUID()
-	switch {
-	case !versionByGeneration[kind]:
+	if versionByGeneration[kind] {
+		s.generation = o.GetGeneration()
+	} else {
 		s.version = o.GetResourceVersion()
-	case o.GetGeneration() > 0:
-		s.version = strconv.FormatInt(o.GetGeneration(), 10)
 	}
 	return s
 }
@@ -64,7 +64,7 @@ func identity(kind string, name types.NamespacedName, o metav1.Object) objectSee
 // anew), a UID. A resourceVersion alone is never reused by another content of the same
 // kind and name, even across deletion.
 func (s objectSeen) versioned() bool {
-	return !s.found || (s.version != "" && (s.uid != "" || !versionByGeneration[s.kind]))
+	return !s.found || s.version != "" || (s.generation > 0 && s.uid != "")
 }
 
 // addressRead is the DNS guard's answer for a name, as far as endpoints use it.
