@@ -78,57 +78,70 @@ func (c *Cache) begin() uint64 {
 func (c *Cache) sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, e := range c.pairs {
-		if e.used+1 < c.epoch {
-			delete(c.pairs, k)
-		}
+	sweepTable(c.pairs, c.epoch)
+	sweepTable(c.bundles, c.epoch)
+	sweepTable(c.backends, c.epoch)
+	sweepTable(c.backendStatuses, c.epoch)
+	sweepTable(c.orders, c.epoch)
+}
+
+// entry is what every table of the Cache holds: something that knows the last epoch
+// that used it.
+type entry interface{ lastUse() *uint64 }
+
+func (e *pairEntry) lastUse() *uint64    { return &e.used }
+func (e *bundleEntry) lastUse() *uint64  { return &e.used }
+func (e *orderEntry) lastUse() *uint64   { return &e.used }
+func (e *unitEntry[V]) lastUse() *uint64 { return &e.used }
+func (e *statusEntry) lastUse() *uint64  { return &e.used }
+
+// take returns the entry under k, if any, marked as used by epoch.
+func take[K comparable, E entry](c *Cache, m map[K]E, k K, epoch uint64) (E, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := m[k]
+	if ok {
+		u := e.lastUse()
+		*u = max(*u, epoch)
 	}
-	for k, e := range c.bundles {
-		if e.used+1 < c.epoch {
-			delete(c.bundles, k)
-		}
-	}
-	c.backends.sweep(c.epoch)
-	for k, e := range c.backendStatuses {
-		if e.used+1 < c.epoch {
-			delete(c.backendStatuses, k)
-		}
-	}
-	for k, e := range c.orders {
-		if e.used+1 < c.epoch {
-			delete(c.orders, k)
+	return e, ok
+}
+
+// put stores an entry under k.
+func put[K comparable, E entry](c *Cache, m map[K]E, k K, e E) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m[k] = e
+}
+
+// sweepTable drops the entries neither the translation of epoch nor the one before
+// used. The caller holds the Cache's lock.
+func sweepTable[K comparable, E entry](m map[K]E, epoch uint64) {
+	for k, e := range m {
+		if *e.lastUse()+1 < epoch {
+			delete(m, k)
 		}
 	}
 }
 
 // backend returns the unit of a Backend, or nil.
 func (c *Cache) backend(n types.NamespacedName, epoch uint64) *unitEntry[backendUnit] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.backends[n]
-	if !ok {
-		return nil
-	}
-	e.used = max(e.used, epoch)
+	e, _ := take(c, c.backends, n, epoch)
 	return e
+}
+
+func (c *Cache) storeBackend(n types.NamespacedName, e *unitEntry[backendUnit]) {
+	put(c, c.backends, n, e)
 }
 
 // backendStatus returns the last status of a unit Backend, or nil.
 func (c *Cache) backendStatus(n types.NamespacedName, epoch uint64) *statusEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.backendStatuses[n]
-	if !ok {
-		return nil
-	}
-	e.used = max(e.used, epoch)
+	e, _ := take(c, c.backendStatuses, n, epoch)
 	return e
 }
 
 func (c *Cache) storeBackendStatus(n types.NamespacedName, e *statusEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.backendStatuses[n] = e
+	put(c, c.backendStatuses, n, e)
 }
 
 // backendCount is the number of Backend units the Cache holds.
@@ -136,12 +149,6 @@ func (c *Cache) backendCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.backends)
-}
-
-func (c *Cache) storeBackend(n types.NamespacedName, e *unitEntry[backendUnit]) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.backends[n] = e
 }
 
 // keyPair returns what parsing cert and key tells, parsing only on a miss.

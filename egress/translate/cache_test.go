@@ -223,16 +223,11 @@ func TestUnversionedInputsAreNeverKept(t *testing.T) {
 			res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "backend-private-ca-sans-mtls.in.yaml"))
 			tt.strip(res)
 			opts.Cache = NewCache()
-			first := Translate(res, addrs, opts)
-			if n := opts.Cache.backendCount(); n != 0 {
-				t.Fatalf("the Cache kept %d Backend units of inputs without identity", n)
-			}
-			s := "edited.partner.example"
-			res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s
-			second := Translate(res, addrs, opts)
-			if got := second.Gateways[0].Clusters[0].TLS.SNI; got != s || first.Gateways[0].Clusters[0].TLS.SNI == s {
-				t.Errorf("SNI after an edit in place: %q, want %q", got, s)
-			}
+			requireServerNameAfter(t, res, addrs, opts, "edited.partner.example", func() {
+				if n := opts.Cache.backendCount(); n != 0 {
+					t.Fatalf("the Cache kept %d Backend units of inputs without identity", n)
+				}
+			})
 		})
 	}
 }
@@ -274,13 +269,19 @@ func TestRecreatedBackendIsTranslatedAfresh(t *testing.T) {
 	newAPIVersions().assign(t, res)
 	res.Backends[0].Generation = 1
 	opts.Cache = NewCache()
+	requireServerNameAfter(t, res, addrs, opts, "recreated.partner.example", func() { res.Backends[0].UID += "-recreated" })
+}
+
+// requireServerNameAfter translates, runs between, sets the first Backend's server name
+// to sni in place and translates again: the second translation must send sni.
+func requireServerNameAfter(t *testing.T, res *egress.Resources, addrs egress.Addresses, opts Options, sni string, between func()) {
+	t.Helper()
 	first := Translate(res, addrs, opts)
-	s := "recreated.partner.example"
-	res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &s
-	res.Backends[0].UID += "-recreated"
+	between()
+	res.Backends[0].Spec.Destination.FQDN.TLS.ServerName = &sni
 	second := Translate(res, addrs, opts)
-	if got := second.Gateways[0].Clusters[0].TLS.SNI; got != s || first.Gateways[0].Clusters[0].TLS.SNI == s {
-		t.Errorf("SNI of the recreated Backend: %q, want %q", got, s)
+	if got := second.Gateways[0].Clusters[0].TLS.SNI; got != sni || first.Gateways[0].Clusters[0].TLS.SNI == sni {
+		t.Errorf("server name after the edit: %q, want %q", got, sni)
 	}
 }
 

@@ -51,18 +51,12 @@ func valuesInOrder[V, T any](keys []string, m map[string]V, value func(V) T) ([]
 
 // order returns the sorted keys remembered under id, or nil.
 func (c *Cache) order(id string, epoch uint64) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.orders[id]
-	if !ok {
-		return nil
+	if e, ok := take(c, c.orders, id, epoch); ok {
+		return e.keys
 	}
-	e.used = max(e.used, epoch)
-	return e.keys
+	return nil
 }
 
 func (c *Cache) storeOrder(id string, epoch uint64, keys []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.orders[id] = &orderEntry{used: epoch, keys: keys}
+	put(c, c.orders, id, &orderEntry{used: epoch, keys: keys})
 }

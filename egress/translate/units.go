@@ -189,12 +189,3 @@ type unitEntry[V any] struct {
 
 // unitTable holds the units of one kind by the name of the object they translate.
 type unitTable[V any] map[types.NamespacedName]*unitEntry[V]
-
-// sweep drops the entries neither the translation of epoch nor the one before used.
-func (u unitTable[V]) sweep(epoch uint64) {
-	for k, e := range u {
-		if e.used+1 < epoch {
-			delete(u, k)
-		}
-	}
-}
