@@ -98,12 +98,9 @@ func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, ge
 	return c
 }
 
-// publishedContent is what a version carries: with the routes held back (staging.go),
+// heldContent is what a version carries while the routes are held back (staging.go):
 // only what the version Envoy runs now carried.
-func (r *Reconciler) publishedContent(gateway string, held bool, obj *gwapiv1.Gateway, result translate.Result, gens map[string]int64) versionContent {
-	if !held {
-		return contentOf(gateway, obj, result, gens)
-	}
+func (r *Reconciler) heldContent(gateway string) versionContent {
 	if prev := r.versions.find(gateway, r.opts.XDS.Status(gateway).Version); prev != nil {
 		return *prev
 	}

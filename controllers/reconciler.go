@@ -147,7 +147,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || res == nil {
 		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
 	}
-	gateways, gens := gatewaysByKey(res), backendGenerations(res)
+	gateways := gatewaysByKey(res)
+	// The Backends' generations are read only once the snapshots are published
+	// (contentOf, markProgrammed): indexing ten thousand of them must not delay a change.
+	gens := sync.OnceValue(func() map[string]int64 { return backendGenerations(res) })
 	r.gatewayObjects = gateways
 	problems := r.publish(ctx, result, gateways, gens)
 	r.removeGone(ctx, result)
@@ -155,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.writes() {
 		r.peers = r.peerFleets(ctx)
 	}
-	r.markProgrammed(&result, problems, gateways, gens)
+	r.markProgrammed(&result, problems, gateways, gens())
 	report := r.reportFleets(ctx)
 	if r.writes() {
 		r.emitWarnings(result.Warnings)
@@ -174,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, result translate.Result, own map[uint32]string, reused bool, err error) {
 	events, own, now := r.inputEvents.Load(), r.ownPorts(), r.opts.Clock()
 	if r.last != nil {
-		if res, result, ok := r.reusable(events, own, r.opts.DNS.Addresses(), now); ok {
+		if res, result, ok := r.reusable(events, own, r.opts.DNS.Addresses, now); ok {
 			return res, result, own, true, nil
 		}
 	}
@@ -234,7 +237,7 @@ func (r *Reconciler) ownPortsMoved(translated map[uint32]string) time.Duration {
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
 // returns, per Gateway, why it could not be programmed; the previous snapshot stays
 // published then (last known good).
-func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens map[string]int64) map[string]error {
+func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens func() map[string]int64) map[string]error {
 	problems := map[string]error{}
 	for _, desired := range result.Gateways {
 		gw, held := r.stage(desired)
@@ -244,7 +247,10 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			problems[gw.Name] = err
 			continue
 		}
-		content := r.publishedContent(gw.Name, held, obj, result, gens) // before Publish: it may read the running version
+		var content versionContent
+		if held {
+			content = r.heldContent(gw.Name) // before Publish: it reads the running version
+		}
 		staged := gw
 		gw, probeKey, rejected := r.isolateNacks(gw, desired)
 		refuseRoutes(result.Statuses, gw.Name, rejected,
@@ -255,6 +261,11 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		gw, leftOut, version, err := r.buildAndPublish(gw)
 		refuseLeftOut(result.Statuses, candidate, leftOut)
 		if err == nil {
+			if !held {
+				// After Publish, off the way of the change: the refusals above touch
+				// Programmed only, never the usability contentOf reads.
+				content = contentOf(gw.Name, obj, result, gens())
+			}
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw
 			r.published(gw.Name, probeKey, version, gw)

@@ -127,6 +127,12 @@ func (r *localRun) cleanup(t *testing.T) {
 		for _, name := range []string{"manager", "kube-apiserver", "etcd"} {
 			t.Logf("last lines of %s.log:\n%s", name, lastLines(filepath.Join(r.dataDir, "logs", name+".log"), 20))
 		}
+		// Envoy's own log says whether it received, warmed and acknowledged what the
+		// manager published, which the manager's log cannot.
+		envoyLogs, _ := filepath.Glob(filepath.Join(r.dataDir, "envoy", "*", "envoy.log"))
+		for _, path := range envoyLogs {
+			t.Logf("last lines of %s:\n%s", path, lastLines(path, 40))
+		}
 	}
 }
 
