@@ -17,8 +17,8 @@ import (
 // gatewayPollInterval is how often the Gateway addresses are looked at.
 const gatewayPollInterval = time.Second
 
-// gatewayPrinter prints a line for each Gateway when its addresses or listeners first
-// appear or change, and when it is deleted.
+// gatewayPrinter prints a line for each Gateway when its Envoy runs and its addresses or
+// listeners first appear or change, and when it is deleted.
 type gatewayPrinter struct {
 	c       client.Client
 	out     printer
@@ -57,7 +57,14 @@ func (g *gatewayPrinter) poll(ctx context.Context) {
 		gw := &list.Items[i]
 		key := gw.Namespace + "/" + gw.Name
 		seen[key] = true
-		if line, ok := gatewayLine(gw, g.adminAddress(gw)); ok && g.printed[key] != line {
+		// Until this run's Envoy has its admin address the Gateway is not served here:
+		// on a data directory kept from an earlier run, the status (kept in etcd) still
+		// names the addresses the earlier run's Envoy served.
+		admin := g.adminAddress(gw)
+		if admin == "" {
+			continue
+		}
+		if line, ok := gatewayLine(gw, admin); ok && g.printed[key] != line {
 			g.printed[key] = line
 			g.out.linef("%s", line)
 		}

@@ -109,6 +109,12 @@ func NewHost(opts HostOptions) (*Host, error) {
 	if err := os.MkdirAll(opts.WorkDir, 0o750); err != nil {
 		return nil, fmt.Errorf("infra: work directory: %w", err)
 	}
+	// A previous process killed before it could stop its Envoys left their address
+	// files; no Envoy of this process runs yet.
+	dirs, _ := filepath.Glob(filepath.Join(opts.WorkDir, "*_*"))
+	for _, dir := range dirs {
+		removeAddressFiles(dir)
+	}
 	return &Host{opts: opts, envoys: map[string]*hostEnvoy{}}, nil
 }
 

@@ -206,12 +206,21 @@ func TestHostProvider(t *testing.T) {
 				t.Errorf("Delete again: %v", err)
 			}
 		}},
-		{"Close stops every Envoy and refuses new Gateways", func(t *testing.T) {
+		{"Close stops every Envoy, removes their address files (the logs stay) and refuses new Gateways", func(t *testing.T) {
 			pidB := h.PID(b.Namespace, b.Name)
 			if err := h.Close(); err != nil {
 				t.Fatal(err)
 			}
 			waitGone(t, pidB)
+			dirB := HostDir(workDir, b.Namespace, b.Name)
+			for _, name := range []string{AdminAddressFile, MetricsAddressFile} {
+				if _, err := os.Stat(filepath.Join(dirB, name)); !os.IsNotExist(err) {
+					t.Errorf("%s after Close: %v, want it removed", name, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dirB, "envoy.log")); err != nil {
+				t.Errorf("envoy.log after Close: %v", err)
+			}
 			if _, err := h.Ensure(ctx, a); err == nil {
 				t.Errorf("Ensure after Close succeeded")
 			}
@@ -223,6 +232,36 @@ func TestHostProvider(t *testing.T) {
 	for _, step := range steps {
 		if !t.Run(step.name, step.run) {
 			return
+		}
+	}
+}
+
+// TestHostForgetsAddressesOfAKilledRun: a provider killed before it stopped its Envoys
+// left their address files; the next provider on the work directory removes them before
+// any Envoy of its own runs, so nothing prints the dead Envoy's admin address.
+func TestHostForgetsAddressesOfAKilledRun(t *testing.T) {
+	workDir := t.TempDir()
+	dir := HostDir(workDir, "demo", "demo")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{"envoy.log", "bootstrap.yaml"}
+	for _, name := range append([]string{AdminAddressFile, MetricsAddressFile}, keep...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("127.0.0.1:35979\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewHost(HostOptions{EnvoyBinary: "envoy", XDSPort: 1, WorkDir: workDir}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{AdminAddressFile, MetricsAddressFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s of the killed run: %v, want it removed", name, err)
+		}
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v, want it kept", name, err)
 		}
 	}
 }

@@ -175,11 +175,25 @@ func (e *hostEnvoy) terminate(exited <-chan error) {
 	e.h.opts.Log.Info("Envoy stopped", "gateway", e.gateway, "pid", cmd.Process.Pid)
 }
 
-// stop ends supervision and the process, and waits for both. It may be called more
-// than once.
+// stop ends supervision and the process, and waits for both; then the address files
+// go, since no Envoy answers there any more. It may be called more than once.
 func (e *hostEnvoy) stop() {
 	e.once.Do(func() { close(e.stopReq) })
 	<-e.done
+	removeAddressFiles(e.dir)
+}
+
+// addressFiles are the files naming a running Envoy's loopback ports.
+var addressFiles = []string{MetricsAddressFile, AdminAddressFile}
+
+// removeAddressFiles removes the address files of a Gateway's directory. They name
+// ports picked for one Envoy process: left behind, `portcullis local` restarted on the
+// same data directory printed the previous run's admin address for the Gateway (its
+// status, kept in etcd, was already complete) before the new Envoy wrote its own.
+func removeAddressFiles(dir string) {
+	for _, name := range addressFiles {
+		_ = os.Remove(filepath.Join(dir, name))
+	}
 }
 
 func (e *hostEnvoy) metricsURL() string {

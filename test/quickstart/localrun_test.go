@@ -47,7 +47,13 @@ func startLocal(t *testing.T, bin, dir, dataDir string, args []string) *localRun
 	return r
 }
 
-// read copies stdout and closes ready at the line that starts with "Ready.".
+// readyBlockEnd is the last line of the block that starts with "Ready.". The test
+// reads what was printed once ready is closed, so ready waits for the whole block: closed
+// at "Ready.", the block's other lines were sometimes still unread and checkPrinted
+// failed on a loaded machine.
+const readyBlockEnd = "Ctrl-C here stops everything."
+
+// read copies stdout and closes ready at the last line of the Ready block.
 func (r *localRun) read(stdout io.Reader) {
 	s := bufio.NewScanner(stdout)
 	once := sync.Once{}
@@ -55,7 +61,7 @@ func (r *localRun) read(stdout io.Reader) {
 		r.mu.Lock()
 		r.stdout.WriteString(s.Text() + "\n")
 		r.mu.Unlock()
-		if strings.HasPrefix(s.Text(), "Ready.") {
+		if s.Text() == readyBlockEnd {
 			once.Do(func() { close(r.ready) })
 		}
 	}
@@ -76,7 +82,7 @@ func (r *localRun) Stderr() string {
 	return r.stderr.String()
 }
 
-// waitReady waits for "Ready." and returns how long it took.
+// waitReady waits for the Ready block and returns how long it took.
 func (r *localRun) waitReady(t *testing.T, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -86,7 +92,7 @@ func (r *localRun) waitReady(t *testing.T, timeout time.Duration) time.Duration 
 	case <-r.exited:
 		t.Fatalf("portcullis local exited before it was ready (%v)", r.waitErr)
 	case <-time.After(timeout):
-		t.Fatalf("portcullis local did not print Ready. within %s", timeout)
+		t.Fatalf("portcullis local did not print the Ready block (up to %q) within %s", readyBlockEnd, timeout)
 	}
 	return 0
 }

@@ -68,6 +68,9 @@ func TestQuickstartAsWritten(t *testing.T) {
 
 	second := startLocal(t, bin, work, dataDir, args)
 	t.Logf("second start on the same data directory: ready after %s", second.waitReady(t, readyTimeout).Round(time.Millisecond))
+	checkPrinted(t, second.Stdout(), q)
+	checkOneGatewayLine(t, second.Stdout())
+	checkEnvoyAdmin(t, second.Stdout())
 	checkCurl(t, work, q)
 	if again := namespaceCreated(t, work); again != created {
 		t.Errorf("namespace demo was created at %s in the first run and %s in the second: etcd's data did not persist", created, again)
@@ -149,6 +152,16 @@ func checkPrinted(t *testing.T, stdout string, q quickstart) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("portcullis local did not print %q; it printed:\n%s", want, stdout)
 		}
+	}
+}
+
+// checkOneGatewayLine: the demo Gateway's line is printed once, for this run's Envoy.
+// On a data directory kept from an earlier run the Gateway's status is complete from the
+// start, and a line naming the earlier Envoy's admin address used to come first.
+func checkOneGatewayLine(t *testing.T, stdout string) {
+	t.Helper()
+	if n := strings.Count(stdout, "portcullis local: gateway demo/demo: "); n != 1 {
+		t.Errorf("portcullis local printed the demo Gateway's line %d times, want once; it printed:\n%s", n, stdout)
 	}
 }
 
