@@ -245,7 +245,18 @@ func TestAckNackStateMachine(t *testing.T) {
 				connect(t, s, 1, "envoy-a").deliver(v, ldsCdsRds...)
 				b := connect(t, s, 2, "envoy-b")
 				b.deliver(v, resource.ClusterType, resource.ListenerType)
-				return result{false, ReasonPending, "waiting for Envoy envoy-b to accept the RouteConfiguration"}
+				return result{false, ReasonPending, "waiting for Envoy envoy-b to accept the RouteConfiguration configuration version " + v + " (not sent yet; it runs none yet)"}
+			},
+		},
+		{
+			name: "a pending message says the version was sent and what Envoy runs meanwhile",
+			run: func(t *testing.T, s *Server) result {
+				v1 := publishHello(t, s, "hello")
+				e := connect(t, s, 1, "envoy-a")
+				e.deliver(v1, ldsCdsRds...)
+				v2 := publishHello(t, s, "again")
+				e.respond(resource.RouteType, v2)
+				return result{false, ReasonPending, "waiting for Envoy envoy-a to accept the RouteConfiguration configuration version " + v2 + " (sent, not answered yet; it runs version " + v1 + ")"}
 			},
 		},
 		{

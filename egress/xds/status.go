@@ -90,12 +90,29 @@ func (s GatewayStatus) Programmed() (ok bool, reason, message string) {
 	for _, e := range s.Envoys {
 		for _, typeURL := range s.requiredTypes() {
 			if want := s.TypeVersion(typeURL); e.Types[typeURL].Acked != want {
-				return false, ReasonPending, fmt.Sprintf("waiting for Envoy %s to accept the %s configuration version %s",
-					e.NodeID, kind(typeURL), want)
+				return false, ReasonPending, fmt.Sprintf("waiting for Envoy %s to accept the %s configuration version %s (%s)",
+					e.NodeID, kind(typeURL), want, e.Types[typeURL].progress(want))
 			}
 		}
 	}
 	return true, ReasonProgrammed, fmt.Sprintf("%d Envoy(s) run configuration version %s", len(s.Envoys), s.Version)
+}
+
+// progress says how far the exchange of version want got with one Envoy: whether the
+// server sent it (if not, the server waits for Envoy's request; if so, Envoy has it and
+// has not answered) and what Envoy runs meanwhile. A Programmed condition that stays
+// Pending then tells which side to look at. No time in it: the message is part of the
+// Gateway's status, written again only when it changes.
+func (t TypeStatus) progress(want string) string {
+	sent := "not sent yet"
+	if t.Sent == want {
+		sent = "sent, not answered yet"
+	}
+	runs := "it runs none yet"
+	if t.Acked != "" {
+		runs = "it runs version " + t.Acked
+	}
+	return sent + "; " + runs
 }
 
 // TypeVersion is the published version of typeURL (Version when the status does not
