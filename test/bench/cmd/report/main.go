@@ -30,6 +30,7 @@ type config struct {
 	skipChurn         bool
 	manager           managerConfig
 	processSizes      string
+	envoyApplySizes   string
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.BoolVar(&c.skipDataPlane, "skip-dataplane", false, "leave out the data-plane benchmark (needs Envoy)")
 	registerManagerFlags(&c.manager)
 	registerProcessFlags(&c.processSizes)
+	flag.StringVar(&c.envoyApplySizes, "envoy-apply-sizes", "1000,10000", "Backend counts of Envoy's half of a change (section 14)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)

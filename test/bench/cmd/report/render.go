@@ -37,6 +37,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderTunnel(&b, by["tunnel"])
 	renderManager(&b, by, runs)
 	renderProcess(&b, by["process"])
+	renderEnvoyApply(&b, by["envoy-apply"])
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")

@@ -51,6 +51,9 @@ func steps(c config) []step {
 		out = append(out, step{key: "propagation", bench: "^BenchmarkPropagation$", benchtime: fmt.Sprintf("%dx", c.tries),
 			env: []string{fmt.Sprintf("BENCH_PROPAGATION_ROUTES=%d", c.present)}})
 	}
+	if !c.skipPropagation {
+		out = append(out, envoyApplyStep(c.envoyApplySizes))
+	}
 	out = append(out, managerSteps(c)...)
 	if !c.skipDataPlane {
 		load := []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}
