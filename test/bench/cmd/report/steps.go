@@ -49,10 +49,8 @@ func steps(c config) []step {
 	}
 	if !c.skipPropagation {
 		out = append(out, step{key: "propagation", bench: "^BenchmarkPropagation$", benchtime: fmt.Sprintf("%dx", c.tries),
-			env: []string{fmt.Sprintf("BENCH_PROPAGATION_ROUTES=%d", c.present)}})
-	}
-	if !c.skipPropagation {
-		out = append(out, envoyApplyStep(c.envoyApplySizes))
+			env: []string{fmt.Sprintf("BENCH_PROPAGATION_ROUTES=%d", c.present)}},
+			envoyApplyStep(c.envoyApplySizes))
 	}
 	out = append(out, managerSteps(c)...)
 	if !c.skipDataPlane {
