@@ -111,7 +111,7 @@ func NewHost(opts HostOptions) (*Host, error) {
 	}
 	// A previous process killed before it could stop its Envoys left their address
 	// files; no Envoy of this process runs yet.
-	dirs, _ := filepath.Glob(filepath.Join(opts.WorkDir, "*_*"))
+	dirs, _ := filepath.Glob(HostDir(opts.WorkDir, "*", "*"))
 	for _, dir := range dirs {
 		removeAddressFiles(dir)
 	}

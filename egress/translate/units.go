@@ -150,19 +150,11 @@ func (t *translator) stillHolds(reads *unitReads) bool {
 
 // current returns the object of a kind and name in this translation's input, or nil.
 func (t *translator) current(kind string, name types.NamespacedName) metav1.Object {
-	switch kind {
-	case "Backend":
-		if s := t.backends[name]; s != nil {
-			return s.b
-		}
-	case "Secret":
-		if s := t.secrets[name]; s != nil {
-			return s
-		}
-	case "ConfigMap":
-		if c := t.configMaps[name]; c != nil {
-			return c
-		}
+	if kind != "Backend" {
+		return t.object(kind, name).meta() // Secrets and ConfigMaps, as read
+	}
+	if s := t.backends[name]; s != nil {
+		return s.b
 	}
 	return nil
 }
