@@ -6,11 +6,13 @@ import (
 )
 
 // dynamicResources makes listeners and clusters (and, through them, routes, endpoints
-// and secrets) come from one ADS stream to the xDS cluster.
+// and secrets) come from one ADS stream to the xDS cluster. The stream is incremental
+// (delta): an update carries only the resources that changed, so one new cluster among
+// ten thousand costs Envoy one cluster, not ten thousand.
 func dynamicResources() *bootstrapv3.Bootstrap_DynamicResources {
 	return &bootstrapv3.Bootstrap_DynamicResources{
 		AdsConfig: &corev3.ApiConfigSource{
-			ApiType:                   corev3.ApiConfigSource_GRPC,
+			ApiType:                   corev3.ApiConfigSource_DELTA_GRPC,
 			TransportApiVersion:       corev3.ApiVersion_V3,
 			SetNodeOnFirstMessageOnly: true,
 			GrpcServices: []*corev3.GrpcService{{

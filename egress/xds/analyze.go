@@ -29,7 +29,9 @@ const versionLength = 16
 // deterministic encoding, the secrets it fetches by SDS over ADS, and the routes and
 // endpoints it references (what go-control-plane's consistency check follows).
 type facts struct {
-	digest  [sha256.Size]byte
+	digest [sha256.Size]byte
+	// version is the resource's version on incremental streams: the digest in hex.
+	version string
 	secrets []string
 	refs    []string // "<type URL> <name>", sorted
 }
@@ -50,6 +52,9 @@ type analysis struct {
 	types []sorted
 	// digests are the digests of each type's resources, set by Publish.
 	digests map[string][sha256.Size]byte
+	// resources are the versions of each type's resources (resource_versions.go), set by
+	// Publish and Resend.
+	resources map[string]*typeResources
 }
 
 // analyze orders the resources canonically and learns the facts of those prev does not
@@ -231,6 +236,7 @@ func factsOf(r types.Resource) (*facts, error) {
 		return nil, fmt.Errorf("marshal %s: %w", what, err)
 	}
 	f := &facts{digest: sha256.Sum256(b)}
+	f.version = hex.EncodeToString(f.digest[:])
 	switch r.(type) {
 	case *listenerv3.Listener, *clusterv3.Cluster, *routev3.RouteConfiguration:
 	default:

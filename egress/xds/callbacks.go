@@ -23,6 +23,20 @@ type gatewayState struct {
 	resources    map[string]int
 	types        map[string]*typeState
 	streams      map[int64]*streamState
+	// resourceVersions are the published version (on the wire) of every resource by
+	// type URL and name, which delta streams are checked against (delta.go).
+	resourceVersions map[string]map[string]string
+	// salts, per type URL, make the next snapshot send every resource of the type
+	// again (resource_versions.go); a delta NACK and Resend bump them.
+	salts map[string]int
+}
+
+// bumpSalt makes the next snapshot send every resource of typeURL again.
+func (g *gatewayState) bumpSalt(typeURL string) {
+	if g.salts == nil {
+		g.salts = map[string]int{}
+	}
+	g.salts[typeURL]++
 }
 
 // streamState is one ADS stream, that is one connected Envoy.
@@ -39,6 +53,9 @@ type streamState struct {
 type typeState struct {
 	TypeStatus
 	nonce string // of the last response sent on the stream
+	// delta mirrors what Envoy holds on an incremental stream (delta.go); nil on a
+	// state-of-the-world one.
+	delta *deltaType
 }
 
 // typeVersion is the published version of typeURL.
@@ -205,13 +222,19 @@ func (s *Server) recordRequestLocked(st *streamState, req *discoveryv3.Discovery
 // it again, forever. Presenting the rejected version as the request's version makes the
 // cache wait for the next snapshot instead.
 func (s *Server) recordNackLocked(st *streamState, t, g *typeState, req *discoveryv3.DiscoveryRequest, now time.Time) {
-	nack := Nack{Version: t.Sent, Message: redactResourceDump(req.GetErrorDetail().GetMessage()), NodeID: st.nodeID, At: now}
+	s.keepNackLocked(st, t, g, req.GetTypeUrl(), t.Sent, req.GetErrorDetail().GetMessage(), now)
+	req.VersionInfo = t.Sent
+}
+
+// keepNackLocked records Envoy's rejection of version of typeURL on the stream (t) and
+// for the Gateway (g), without any resource dump its message may carry, and logs it.
+func (s *Server) keepNackLocked(st *streamState, t, g *typeState, typeURL, version, message string, now time.Time) {
+	nack := Nack{Version: version, Message: redactResourceDump(message), NodeID: st.nodeID, At: now}
 	t.Nack = &nack
 	gatewayNack := nack
 	g.Nack = &gatewayNack
-	req.VersionInfo = t.Sent
 	s.log.Info("Envoy rejected configuration", "gateway", st.gateway, "node", st.nodeID,
-		"type", kind(req.GetTypeUrl()), "version", nack.Version, "error", nack.Message)
+		"type", kind(typeURL), "version", nack.Version, "error", nack.Message)
 }
 
 func (c callbacks) OnStreamResponse(_ context.Context, id int64, _ *discoveryv3.DiscoveryRequest, resp *discoveryv3.DiscoveryResponse) {

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 )
@@ -216,22 +215,6 @@ func TestADSOverGRPC(t *testing.T) {
 		}
 	case <-time.After(xdstest.Timeout):
 		t.Fatalf("the stream outlived the server")
-	}
-}
-
-func TestDeltaADSIsRefused(t *testing.T) {
-	s := New(testr.New(t))
-	addr, _ := serve(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), xdstest.Timeout)
-	defer cancel()
-	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(dial(t, addr)).DeltaAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = stream.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType})
-	_, err = stream.Recv()
-	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("delta ADS answered %v, want Unimplemented", err)
 	}
 }
 

@@ -34,6 +34,10 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
 	version, analysis.digests = analysis.versions()
+	s.mu.Lock()
+	salts := s.saltsLocked(gateway)
+	s.mu.Unlock()
+	analysis.versionResources(s.memos[gateway], salts)
 	if s.publishedVersion(gateway) == version {
 		s.memos[gateway] = analysis
 		return version, false, nil
@@ -43,6 +47,7 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
+	snapshot.VersionMap = analysis.versionMap()
 	if !analysis.sameReferences(s.memos[gateway]) {
 		if err := consistent(snapshot, analysis.secretRefs()); err != nil {
 			return "", false, fmt.Errorf("xds: publish %s: inconsistent snapshot, the last one stays: %w", gateway, err)
@@ -53,7 +58,7 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	}
 	s.memos[gateway] = analysis
 	counts := resourceCounts(byType)
-	s.setPublished(gateway, version, typeVersions, counts)
+	s.setPublished(gateway, version, typeVersions, counts, analysis)
 	s.log.V(1).Info("published snapshot", "gateway", gateway, "version", version, "types", typeVersions, "resources", counts)
 	return version, true, nil
 }
@@ -74,6 +79,7 @@ func (s *Server) Remove(gateway string) {
 		return
 	}
 	g.version, g.typeVersions, g.history, g.resources, g.types = "", nil, nil, nil, map[string]*typeState{}
+	g.resourceVersions = nil
 	s.forgetIfIdleLocked(gateway)
 	s.changes.mark(gateway)
 	s.log.V(1).Info("removed snapshot", "gateway", gateway)
@@ -88,15 +94,19 @@ func (s *Server) publishedVersion(gateway string) string {
 	return ""
 }
 
-func (s *Server) setPublished(gateway, version string, typeVersions map[string]string, counts map[string]int) {
+// setPublished records the snapshot published for gateway: its versions, its resource
+// counts and the versions of its resources (from a).
+func (s *Server) setPublished(gateway, version string, typeVersions map[string]string, counts map[string]int, a *analysis) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.gatewayLocked(gateway)
 	g.version, g.typeVersions, g.resources = version, typeVersions, counts
+	g.resourceVersions = a.contentMap()
 	g.history = append(g.history, publishedTypes{version: version, types: typeVersions})
 	if len(g.history) > maxHistory {
 		g.history = slices.Clone(g.history[len(g.history)-maxHistory:])
 	}
+	s.syncDeltaStreamsLocked(g)
 	s.changes.mark(gateway)
 }
 

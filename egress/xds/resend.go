@@ -3,6 +3,7 @@ package xds
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -39,6 +40,8 @@ func (s *Server) Resend(gateway string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
 	}
+	memo := s.resaltLocked(gateway)
+	next.VersionMap = memo.versionMap()
 	if err := s.cache.SetSnapshot(context.Background(), gateway, next); err != nil {
 		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
 	}
@@ -47,6 +50,27 @@ func (s *Server) Resend(gateway string) (string, error) {
 	g := s.gatewayLocked(gateway)
 	counts := g.resources
 	s.mu.Unlock()
-	s.setPublished(gateway, version, typeVersions, counts)
+	s.setPublished(gateway, version, typeVersions, counts, memo)
 	return version, nil
+}
+
+// resaltLocked gives every type of the Gateway's snapshot a new salt, so that
+// incremental streams are sent every resource again, and returns the memo with the new
+// versions. s.publishMu must be held.
+func (s *Server) resaltLocked(gateway string) *analysis {
+	memo := s.memos[gateway]
+	if memo == nil {
+		memo = &analysis{}
+	}
+	s.mu.Lock()
+	g := s.gatewayLocked(gateway)
+	for _, st := range memo.types {
+		g.bumpSalt(st.typeURL)
+	}
+	salts := maps.Clone(g.salts)
+	s.mu.Unlock()
+	next := *memo
+	next.versionResources(memo, salts)
+	s.memos[gateway] = &next
+	return &next
 }

@@ -1,8 +1,9 @@
 // Package xds is the one place where Envoy configuration is published. It keeps one
 // go-control-plane snapshot per Gateway (keyed by the Envoy node's cluster field,
-// "<namespace>/<gateway>"), serves it over state-of-the-world ADS (secrets included, by
-// SDS on the same stream), and follows Envoy's ACKs and NACKs so that the controllers
-// can tell whether a Gateway is programmed.
+// "<namespace>/<gateway>"), serves it over incremental (delta) ADS, which Portcullis'
+// bootstraps ask for, and over state-of-the-world ADS for Envoys started from older
+// ones (secrets included, by SDS on the same stream), and follows Envoy's ACKs and
+// NACKs so that the controllers can tell whether a Gateway is programmed.
 //
 // Nothing here logs resource contents: secrets travel through this package.
 package xds
@@ -21,6 +22,7 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/server/delta/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
@@ -103,6 +105,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, opts ...grpc.Serve
 		sotw: sotw.NewServer(ctx, s.cache, callbacks{s},
 			sotw.WithOrderedADS(), sotw.WithLogger(cacheLogger{s.log.WithName("server")}),
 			sotw.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
+		delta: delta.NewServer(ctx, s.cache, callbacks{s},
+			delta.WithLogger(cacheLogger{s.log.WithName("server")}),
+			delta.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
 	})
 
 	go s.changes.run(ctx)
@@ -140,15 +145,20 @@ func defaultServerOptions() []grpc.ServerOption {
 	}
 }
 
-// adsService serves state-of-the-world ADS, the protocol the bootstrap asks for and the
-// one ACK tracking follows; incremental (delta) ADS is refused.
+// adsService serves both kinds of ADS from the one snapshot cache: incremental (delta),
+// which the bootstraps ask for, and state of the world.
 type adsService struct {
 	discoveryv3.UnimplementedAggregatedDiscoveryServiceServer
-	sotw sotw.Server
+	sotw  sotw.Server
+	delta delta.Server
 }
 
 func (a adsService) StreamAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
 	return a.sotw.StreamHandler(stream, resource.AnyType)
+}
+
+func (a adsService) DeltaAggregatedResources(stream discoveryv3.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
+	return a.delta.DeltaStreamHandler(stream, resource.AnyType)
 }
 
 // nodeHash keys snapshots by node.cluster, the Gateway's "<namespace>/<name>", so every
