@@ -207,8 +207,13 @@ func (c callbacks) OnStreamDeltaResponse(id int64, _ *discoveryv3.DeltaDiscovery
 		t.delta = &deltaType{held: map[string]string{}, inFlight: map[string]deltaSent{}}
 	}
 	sent := deltaSent{version: resp.GetSystemVersionInfo(), resources: make(map[string]string, len(resp.GetResources())), removed: resp.GetRemovedResources()}
+	published := s.gateways[st.gateway].resourceVersions[resp.GetTypeUrl()]
 	for _, r := range resp.GetResources() {
-		sent.resources[r.GetName()] = r.GetVersion()
+		v := r.GetVersion()
+		if p, ok := published[r.GetName()]; ok && p == v {
+			v = p // the published string: a mirror of ten thousand holds no copies
+		}
+		sent.resources[r.GetName()] = v
 	}
 	t.delta.inFlight[resp.GetNonce()] = sent
 	now := s.now()

@@ -3,6 +3,7 @@ package xds
 import (
 	"crypto/sha256"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,44 +42,186 @@ type typeResources struct {
 }
 
 // versionResources gives a's resources their versions under salts (per type URL). A
-// type with prev's digest and salt keeps prev's versions.
+// type with prev's digest, salt and fetchers keeps prev's versions; a changed type
+// starts from prev's and recomputes only the versions of the resources that are not
+// prev's very messages (and, for endpoints, of those whose clusters changed), so that
+// one change among ten thousand costs a copy of the maps, not ten thousand versions.
 func (a *analysis) versionResources(prev *analysis, salts map[string]int) {
 	a.resources = make(map[string]*typeResources, len(a.types))
-	for _, st := range a.types {
+	for i := range a.types {
+		st := &a.types[i]
 		digest, salt := a.digests[st.typeURL], salts[st.typeURL]
 		var fetchers *typeResources
 		if st.typeURL == resource.EndpointType {
 			fetchers = a.resources[resource.ClusterType] // type URLs sort clusters first
 		}
-		if p := prev.resourcesOf(st.typeURL); p != nil && p.digest == digest && p.fetchers == fetchers && p.salt == salt {
+		p := prev.resourcesOf(st.typeURL)
+		if p != nil && p.digest == digest && p.fetchers == fetchers && p.salt == salt {
 			a.resources[st.typeURL] = p
 			continue
 		}
-		content := make(map[string]string, len(st.names))
-		for i, name := range st.names {
-			content[name] = st.facts[i].version
+		if p != nil && (p.salt != salt || (p.fetchers == nil) != (fetchers == nil) || (fetchers != nil && p.fetchers.salt != fetchers.salt)) {
+			p = nil // every version changes
 		}
-		byName := salted(content, salt)
-		if fetchers != nil {
-			byName = withFetchers(byName, a.ofType(resource.ClusterType), fetchers)
+		dirty, removed := changedNames(st, prev.ofType(st.typeURL), p == nil)
+		if fetchers != nil && p != nil {
+			fetched, _ := changedNames(a.ofType(resource.ClusterType), prev.ofType(resource.ClusterType), false)
+			dirty = append(dirty, fetchedBy(a.ofType(resource.ClusterType), prev.ofType(resource.ClusterType), fetched)...)
 		}
-		a.resources[st.typeURL] = &typeResources{digest: digest, fetchers: fetchers, salt: salt, byName: byName, content: content}
+		a.resources[st.typeURL] = versioned(st, p, a.ofType(resource.ClusterType), fetchers, salt, digest, dirty, removed)
 	}
 }
 
-// withFetchers appends to the version of each endpoints resource the versions (salt
-// included) of the clusters that reference it.
-func withFetchers(endpoints map[string]string, clusters *sorted, versions *typeResources) map[string]string {
-	out := maps.Clone(endpoints)
+// versioned is the versions of st: base's (nil: none) with removed names deleted and
+// dirty ones computed again.
+func versioned(st *sorted, base *typeResources, clusters *sorted, fetchers *typeResources, salt int, digest [sha256.Size]byte, dirty, removed []string) *typeResources {
+	r := &typeResources{digest: digest, salt: salt, fetchers: fetchers}
+	r.content = patched(base.contentMap(), removed, dirty, st.versionOf)
+	if salt == 0 && fetchers == nil {
+		r.byName = r.content
+		return r
+	}
+	var fetchedBy map[string][]string
+	if fetchers != nil {
+		fetchedBy = fetchersOf(clusters, dirty)
+	}
+	r.byName = patched(base.byNameMap(), removed, dirty, func(name string) (string, bool) {
+		v, ok := r.content[name]
+		if !ok {
+			return "", false
+		}
+		v = saltedVersion(v, salt)
+		for _, cluster := range fetchedBy[name] {
+			v += "/" + fetchers.byName[cluster]
+		}
+		return v, true
+	})
+	return r
+}
+
+// patched is a copy of base without removed and with version(name) for every dirty
+// name that has one (a cluster's endpoints may be missing: the snapshot's consistency
+// check refuses that later).
+func patched(base map[string]string, removed, dirty []string, version func(string) (string, bool)) map[string]string {
+	out := maps.Clone(base)
+	if out == nil {
+		out = make(map[string]string, len(dirty))
+	}
+	for _, name := range removed {
+		delete(out, name)
+	}
+	for _, name := range dirty {
+		if v, ok := version(name); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+func (r *typeResources) contentMap() map[string]string {
+	if r == nil {
+		return nil
+	}
+	return r.content
+}
+
+func (r *typeResources) byNameMap() map[string]string {
+	if r == nil {
+		return nil
+	}
+	return r.byName
+}
+
+// changedNames walks the name-ordered resources of st and prev side by side: dirty are
+// the names of st that are new or not prev's very message (all of them with all),
+// removed the names of prev that st lacks.
+func changedNames(st, prev *sorted, all bool) (dirty, removed []string) {
+	if st == nil {
+		st = &sorted{}
+	}
+	if prev == nil || all {
+		if prev != nil {
+			removed = slices.Clone(prev.names)
+		}
+		return slices.Clone(st.names), removed
+	}
+	i, j := 0, 0
+	for i < len(st.names) || j < len(prev.names) {
+		switch {
+		case j == len(prev.names) || (i < len(st.names) && st.names[i] < prev.names[j]):
+			dirty = append(dirty, st.names[i])
+			i++
+		case i == len(st.names) || prev.names[j] < st.names[i]:
+			removed = append(removed, prev.names[j])
+			j++
+		default:
+			if st.items[i] != prev.items[j] && st.facts[i] != prev.facts[j] {
+				dirty = append(dirty, st.names[i])
+			}
+			i++
+			j++
+		}
+	}
+	return dirty, removed
+}
+
+// fetchedBy lists the endpoints the named clusters (of now or of prev) reference.
+func fetchedBy(now, prev *sorted, clusters []string) []string {
+	var out []string
+	for _, s := range []*sorted{now, prev} {
+		for _, name := range clusters {
+			out = append(out, s.endpointRefs(name)...)
+		}
+	}
+	return out
+}
+
+// fetchersOf maps each of the endpoints names to the clusters that reference it.
+func fetchersOf(clusters *sorted, names []string) map[string][]string {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string][]string{}
+	if clusters == nil {
+		return out
+	}
 	for i, f := range clusters.facts {
 		for _, ref := range f.refs {
-			name, ok := strings.CutPrefix(ref, resource.EndpointType+" ")
-			if _, known := out[name]; ok && known {
-				out[name] += "/" + versions.byName[clusters.names[i]]
+			if name, ok := strings.CutPrefix(ref, resource.EndpointType+" "); ok && want[name] {
+				out[name] = append(out[name], clusters.names[i])
 			}
 		}
 	}
 	return out
+}
+
+// endpointRefs are the endpoints the cluster named name references; none when there
+// is no such cluster.
+func (st *sorted) endpointRefs(name string) []string {
+	if st == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearch(st.names, name)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, ref := range st.facts[i].refs {
+		if n, ok := strings.CutPrefix(ref, resource.EndpointType+" "); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// versionOf is the content version of the resource named name, if there is one.
+func (st *sorted) versionOf(name string) (string, bool) {
+	i, ok := slices.BinarySearch(st.names, name)
+	if !ok {
+		return "", false
+	}
+	return st.facts[i].version, true
 }
 
 func (a *analysis) resourcesOf(typeURL string) *typeResources {
@@ -88,17 +231,11 @@ func (a *analysis) resourcesOf(typeURL string) *typeResources {
 	return a.resources[typeURL]
 }
 
-// salted is content with salt after every version; content itself without one.
-func salted(content map[string]string, salt int) map[string]string {
+func saltedVersion(version string, salt int) string {
 	if salt == 0 {
-		return content
+		return version
 	}
-	out := make(map[string]string, len(content))
-	suffix := "." + strconv.Itoa(salt)
-	for name, v := range content {
-		out[name] = v + suffix
-	}
-	return out
+	return version + "." + strconv.Itoa(salt)
 }
 
 // versionMap is the snapshot's VersionMap: versions by type URL and name.

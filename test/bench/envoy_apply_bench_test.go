@@ -15,11 +15,11 @@ const envEnvoyApplySizes = "BENCH_ENVOY_APPLY_SIZES"
 
 // BenchmarkEnvoyAppliesOneChange times Envoy's half of a change: one Backend's cluster
 // changed among N is published, and the clock runs until Envoy acknowledged every
-// type of the new snapshot (the xDS server's Programmed). Over state-of-the-world ADS
-// the new snapshot's clusters go out whole, all N of them, and Envoy decodes and hashes
-// each before it answers: this is the part of "first 200 with 10,000 present" that the
-// manager's own speed cannot reduce, measured without the manager, the API server or
-// an upstream. The workload is BenchmarkOneBackendChanged's (mTLS Backends, a client
+// type of the new snapshot (the xDS server's Programmed). Over incremental ADS (the
+// bootstrap's) Envoy is sent the changed cluster and its endpoints; over
+// state-of-the-world ADS it was sent all N clusters and decoded and hashed each. This is
+// the part of "first 200 with 10,000 present" that the manager's own speed cannot
+// reduce, measured without the manager, the API server or an upstream. The workload is BenchmarkOneBackendChanged's (mTLS Backends, a client
 // certificate each over SDS); the change its changeBackend.
 func BenchmarkEnvoyAppliesOneChange(b *testing.B) {
 	for _, n := range sizeList(b, envEnvoyApplySizes, []int{100}) {
