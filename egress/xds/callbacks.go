@@ -23,9 +23,9 @@ type gatewayState struct {
 	resources    map[string]int
 	types        map[string]*typeState
 	streams      map[int64]*streamState
-	// resourceVersions are the published version (on the wire) of every resource by
-	// type URL and name, which delta streams are checked against (delta.go).
-	resourceVersions map[string]map[string]string
+	// heldVersions are the last published versions of each type with the set of their
+	// resources, which delta streams are checked against (delta.go).
+	heldVersions map[string][]heldVersion
 	// salts, per type URL, make the next snapshot send every resource of the type
 	// again (resource_versions.go); a delta NACK and Resend bump them.
 	salts map[string]int

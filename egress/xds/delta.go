@@ -2,7 +2,8 @@ package xds
 
 import (
 	"context"
-	"maps"
+	"hash/maphash"
+	"slices"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -13,23 +14,78 @@ import (
 
 // Incremental (delta) ADS is what Portcullis' bootstraps ask for: a response carries
 // only the resources that changed, each with its own version (the digest of its
-// content, publish.go), so one new cluster among ten thousand costs Envoy one cluster,
-// not ten thousand. State-of-the-world ADS is still served for Envoys started from an
+// content, resource_versions.go), so one new cluster among ten thousand costs Envoy
+// one cluster, not ten thousand. State-of-the-world ADS is still served for Envoys started from an
 // older bootstrap.
 //
 // A delta ACK carries no version: it answers a response by its nonce. And the server
 // sends nothing when nothing this Envoy subscribes to changed, so a type's published
 // version may be in force on an Envoy without any response carrying it. The server
 // therefore keeps, per stream and type, a mirror of the resources (name → version)
-// Envoy holds, and an Envoy runs a type's published version once it holds exactly the
-// published resources and has no response unanswered. The mirror is checked on every
-// request and on every publish.
+// Envoy holds, and an Envoy runs a published version of a type once it holds exactly
+// that version's resources and has no response unanswered. The mirror is checked on
+// every request and on every publish.
+
+// heldSet is an order-independent digest of a set of resources (name and version):
+// the XOR of a keyed hash of each, and their number. Adding or removing one resource is
+// O(1), so the mirror of what an Envoy holds is compared with a published set, or with
+// each of the last published sets of its type, without walking ten thousand entries.
+type heldSet struct {
+	sum   uint64
+	count int
+}
+
+// heldSeed keys the hashes: a tenant who names resources cannot aim at a collision.
+var heldSeed = maphash.MakeSeed()
+
+func heldHash(name, version string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(heldSeed)
+	h.WriteString(name)
+	h.WriteByte(0)
+	h.WriteString(version)
+	return h.Sum64()
+}
+
+// heldSetOf is the set of versions (name → version).
+func heldSetOf(versions map[string]string) heldSet {
+	set := heldSet{count: len(versions)}
+	for name, v := range versions {
+		set.sum ^= heldHash(name, v)
+	}
+	return set
+}
+
+// changed is the set of after, given that it is this set of before with only the
+// removed and dirty names (repeats allowed) differing.
+func (set heldSet) changed(before, after map[string]string, removed, dirty []string) heldSet {
+	seen := make(map[string]bool, len(removed)+len(dirty))
+	for _, names := range [][]string{removed, dirty} {
+		for _, name := range names {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if v, ok := before[name]; ok {
+				set.sum ^= heldHash(name, v)
+				set.count--
+			}
+			if v, ok := after[name]; ok {
+				set.sum ^= heldHash(name, v)
+				set.count++
+			}
+		}
+	}
+	return set
+}
 
 // deltaType is what one Envoy holds of one type on a delta stream.
 type deltaType struct {
-	// held maps the name of each resource Envoy holds to its version: what it reported
-	// when it connected (initial_resource_versions) and what it accepted since.
-	held map[string]string
+	// held maps the name of each resource Envoy holds to the hash of its name and
+	// version: what it reported when it connected (initial_resource_versions) and what
+	// it accepted since; heldSet is their digest.
+	held    map[string]uint64
+	heldSet heldSet
 	// inFlight are the responses sent and not answered yet, by nonce.
 	inFlight map[string]deltaSent
 	// unsure is set by a NACK: Envoy may have applied part of the rejected response
@@ -42,7 +98,7 @@ type deltaType struct {
 // deltaSent is one response: its system version (the type version) and what it changed.
 type deltaSent struct {
 	version   string
-	resources map[string]string
+	resources map[string]uint64 // name → heldHash
 	removed   []string
 }
 
@@ -88,15 +144,11 @@ func (s *Server) recordDeltaRequestLocked(st *streamState, req *discoveryv3.Delt
 	typeURL := req.GetTypeUrl()
 	t := typeOf(st.types, typeURL)
 	if t.delta == nil {
-		t.delta = &deltaType{held: maps.Clone(req.GetInitialResourceVersions()), inFlight: map[string]deltaSent{}}
-		if t.delta.held == nil {
-			t.delta.held = map[string]string{}
-		}
+		t.delta = newDeltaType()
+		t.delta.apply(deltaSent{resources: hashed(req.GetInitialResourceVersions())})
 	}
 	d := t.delta
-	for _, name := range req.GetResourceNamesUnsubscribe() {
-		delete(d.held, name)
-	}
+	d.apply(deltaSent{removed: req.GetResourceNamesUnsubscribe()})
 	changed := false
 	if sent, ok := d.inFlight[req.GetResponseNonce()]; ok {
 		delete(d.inFlight, req.GetResponseNonce())
@@ -116,13 +168,39 @@ func (s *Server) recordDeltaRequestLocked(st *streamState, req *discoveryv3.Delt
 	return s.syncDeltaLocked(st, typeURL) || changed
 }
 
-// apply updates the mirror with a response Envoy answered. go-control-plane counts a
-// response as delivered once sent, whether Envoy accepts it or not, and sends only what
-// differs from that; the mirror follows it.
+func newDeltaType() *deltaType {
+	return &deltaType{held: map[string]uint64{}, inFlight: map[string]deltaSent{}}
+}
+
+// hashed are versions (name → version) as the mirror keeps them.
+func hashed(versions map[string]string) map[string]uint64 {
+	out := make(map[string]uint64, len(versions))
+	for name, v := range versions {
+		out[name] = heldHash(name, v)
+	}
+	return out
+}
+
+// apply updates the mirror with a response Envoy answered (or with what it reported
+// or unsubscribed). go-control-plane counts a response as delivered once sent, whether
+// Envoy accepts it or not, and sends only what differs from that; the mirror follows it.
 func (d *deltaType) apply(sent deltaSent) {
-	maps.Copy(d.held, sent.resources)
+	for name, h := range sent.resources {
+		d.drop(name)
+		d.held[name] = h
+		d.heldSet.sum ^= h
+		d.heldSet.count++
+	}
 	for _, name := range sent.removed {
+		d.drop(name)
+	}
+}
+
+func (d *deltaType) drop(name string) {
+	if h, ok := d.held[name]; ok {
 		delete(d.held, name)
+		d.heldSet.sum ^= h
+		d.heldSet.count--
 	}
 }
 
@@ -137,28 +215,79 @@ func (s *Server) recordDeltaNackLocked(st *streamState, t *typeState, version st
 	s.keepNackLocked(st, t, typeOf(g.types, req.GetTypeUrl()), req.GetTypeUrl(), version, req.GetErrorDetail().GetMessage(), s.now())
 }
 
-// syncDeltaLocked records that the stream runs the published version of typeURL when
-// its mirror says Envoy holds exactly the published resources and waits for no answer.
-// It tells whether that is news.
+// syncDeltaLocked records which published version of typeURL the stream runs: the
+// newest of the type's recent versions whose resources are exactly those the mirror
+// says Envoy holds, once it waits for no answer. Under a stream of changes Envoy is
+// always a response or two behind the latest snapshot, and what it runs meanwhile is
+// one of the versions before (Running lists it). It tells whether that is news.
 func (s *Server) syncDeltaLocked(st *streamState, typeURL string) bool {
 	g := s.gateways[st.gateway]
 	t := st.types[typeURL]
-	if g == nil || g.version == "" || t == nil || t.delta == nil {
+	if g == nil || g.version == "" || t == nil || t.delta == nil || t.delta.unsure || len(t.delta.inFlight) > 0 {
 		return false
 	}
-	want, d := g.typeVersion(typeURL), t.delta
-	if t.Acked == want || d.unsure || len(d.inFlight) > 0 || !sameVersions(d.held, g.resourceVersions[typeURL]) {
+	runs, ok := g.versionHolding(typeURL, t.delta.heldSet, t.Acked)
+	if !ok || runs == t.Acked {
 		return false
 	}
 	now := s.now()
-	t.Acked, t.AckedAt, t.Nack = want, now, nil
+	t.Acked, t.AckedAt, t.Nack = runs, now, nil
 	gt := typeOf(g.types, typeURL)
-	gt.Acked, gt.AckedAt = want, now
-	if gt.Nack != nil && (gt.Nack.Version != want || gt.Nack.NodeID == st.nodeID) {
+	gt.Acked, gt.AckedAt = runs, now
+	if gt.Nack != nil && (gt.Nack.Version != runs || gt.Nack.NodeID == st.nodeID) {
 		gt.Nack = nil // a newer version is in place, or this Envoy accepted the rejected one resent
 	}
 	return true
 }
+
+// heldVersion is one published version of a type and the set of its resources.
+type heldVersion struct {
+	version string
+	set     heldSet
+}
+
+// versionHolding finds the newest recent version of typeURL whose resources are set,
+// not older than acked (the version the Envoy was found to run before).
+func (g *gatewayState) versionHolding(typeURL string, set heldSet, acked string) (string, bool) {
+	recent := g.heldVersions[typeURL]
+	for i := len(recent) - 1; i >= 0; i-- {
+		if recent[i].set == set {
+			return recent[i].version, true
+		}
+		if recent[i].version == acked {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// rememberHeld records the resources of each type of a published snapshot under the
+// type's version, keeping the last maxHeldVersions versions of each type.
+func (g *gatewayState) rememberHeld(typeVersions map[string]string, sets map[string]heldSet) {
+	if g.heldVersions == nil {
+		g.heldVersions = map[string][]heldVersion{}
+	}
+	for typeURL, set := range sets {
+		v := typeVersions[typeURL]
+		if v == "" {
+			v = g.version
+		}
+		recent := g.heldVersions[typeURL]
+		if n := len(recent); n > 0 && recent[n-1].version == v {
+			continue
+		}
+		recent = append(recent, heldVersion{version: v, set: set})
+		if len(recent) > maxHeldVersions {
+			recent = slices.Clone(recent[len(recent)-maxHeldVersions:])
+		}
+		g.heldVersions[typeURL] = recent
+	}
+}
+
+// maxHeldVersions bounds the versions per type a delta stream's mirror is compared
+// with: an Envoy more than this many versions of a type behind shows the version it
+// ran before until it catches up.
+const maxHeldVersions = 16
 
 // syncDeltaStreamsLocked checks the mirror of every delta stream of the Gateway after a
 // publish: the server sends a type only to Envoys that subscribe to a changed resource.
@@ -173,21 +302,9 @@ func (s *Server) syncDeltaStreamsLocked(g *gatewayState) {
 }
 
 // carriesAll tells whether a response carried every resource of held.
-func carriesAll(sent deltaSent, held map[string]string) bool {
+func carriesAll(sent deltaSent, held map[string]uint64) bool {
 	for name := range held {
 		if _, ok := sent.resources[name]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func sameVersions(held, published map[string]string) bool {
-	if len(held) != len(published) {
-		return false
-	}
-	for name, v := range published {
-		if held[name] != v {
 			return false
 		}
 	}
@@ -204,16 +321,11 @@ func (c callbacks) OnStreamDeltaResponse(id int64, _ *discoveryv3.DeltaDiscovery
 	}
 	t := typeOf(st.types, resp.GetTypeUrl())
 	if t.delta == nil {
-		t.delta = &deltaType{held: map[string]string{}, inFlight: map[string]deltaSent{}}
+		t.delta = newDeltaType()
 	}
-	sent := deltaSent{version: resp.GetSystemVersionInfo(), resources: make(map[string]string, len(resp.GetResources())), removed: resp.GetRemovedResources()}
-	published := s.gateways[st.gateway].resourceVersions[resp.GetTypeUrl()]
+	sent := deltaSent{version: resp.GetSystemVersionInfo(), resources: make(map[string]uint64, len(resp.GetResources())), removed: resp.GetRemovedResources()}
 	for _, r := range resp.GetResources() {
-		v := r.GetVersion()
-		if p, ok := published[r.GetName()]; ok && p == v {
-			v = p // the published string: a mirror of ten thousand holds no copies
-		}
-		sent.resources[r.GetName()] = v
+		sent.resources[r.GetName()] = heldHash(r.GetName(), r.GetVersion())
 	}
 	t.delta.inFlight[resp.GetNonce()] = sent
 	now := s.now()

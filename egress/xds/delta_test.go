@@ -55,16 +55,7 @@ func openDelta(t *testing.T, conn *grpc.ClientConn, nodeID string, held map[stri
 	}
 	c := &deltaClient{t: t, stream: stream, cancel: cancel, responses: make(chan *discoveryv3.DeltaDiscoveryResponse, 16),
 		recvErr: make(chan error, 1), node: &corev3.Node{Id: nodeID, Cluster: testGateway}, held: held}
-	go func() {
-		for {
-			resp, err := stream.Recv()
-			if err != nil {
-				c.recvErr <- err
-				return
-			}
-			c.responses <- resp
-		}
-	}()
+	go pump(stream.Recv, c.responses, c.recvErr)
 	return c
 }
 
@@ -88,18 +79,7 @@ func (c *deltaClient) subscribe(typeURL string, names ...string) {
 
 func (c *deltaClient) next(typeURL string) *discoveryv3.DeltaDiscoveryResponse {
 	c.t.Helper()
-	select {
-	case resp := <-c.responses:
-		if resp.GetTypeUrl() != typeURL {
-			c.t.Fatalf("got a %s response, want %s", resp.GetTypeUrl(), typeURL)
-		}
-		return resp
-	case err := <-c.recvErr:
-		c.t.Fatalf("stream ended waiting for %s: %v", typeURL, err)
-	case <-time.After(xdstest.Timeout):
-		c.t.Fatalf("no %s response within %s", typeURL, xdstest.Timeout)
-	}
-	return nil
+	return nextOf(c.t, c.responses, c.recvErr, typeURL)
 }
 
 func (c *deltaClient) noResponse(within time.Duration) {
@@ -192,13 +172,29 @@ func sortedNames(resp *discoveryv3.DeltaDiscoveryResponse) string {
 	return strings.Join(slices.Sorted(slices.Values(names(resp))), ",")
 }
 
-func TestDeltaADSSendsOnlyWhatChanged(t *testing.T) {
+// waitProgrammedAt waits until the Gateway is Programmed with version.
+func waitProgrammedAt(t *testing.T, s *Server, version string) {
+	t.Helper()
+	if _, message := waitProgrammed(t, s, ReasonProgrammed); !strings.Contains(message, version) {
+		t.Fatalf("Programmed = %q, want version %s", message, version)
+	}
+}
+
+// startDelta serves twoClusters to one delta client that accepted all of it.
+func startDelta(t *testing.T) (*Server, *grpc.ClientConn, *deltaClient) {
+	t.Helper()
 	s := New(testr.New(t))
 	addr, _ := serve(t, s)
 	publish(t, s, twoClusters(t, 10080, time.Second))
-	c := openDelta(t, dial(t, addr), "envoy-a", nil)
+	conn := dial(t, addr)
+	c := openDelta(t, conn, "envoy-a", nil)
 	deltaStart(t, c)
 	waitProgrammed(t, s, ReasonProgrammed)
+	return s, conn, c
+}
+
+func TestDeltaADSSendsOnlyWhatChanged(t *testing.T) {
+	s, _, c := startDelta(t)
 	for name, v := range c.held[resource.ClusterType] {
 		if b, err := hex.DecodeString(v); err != nil || len(b) != 32 {
 			t.Fatalf("cluster %s has version %q on the wire, want its SHA-256 in hex", name, v)
@@ -223,10 +219,7 @@ func TestDeltaADSSendsOnlyWhatChanged(t *testing.T) {
 	c.ack(cds)
 	c.ack(eds)
 	c.noResponse(300 * time.Millisecond)
-	_, message := waitProgrammed(t, s, ReasonProgrammed)
-	if !strings.Contains(message, v2) {
-		t.Fatalf("Programmed = %q, want version %s", message, v2)
-	}
+	waitProgrammedAt(t, s, v2)
 
 	// A cluster without endpoints by EDS is added: the endpoints type takes the new
 	// version (it changes with clusters) though nothing of it is sent; the Envoy runs it.
@@ -243,7 +236,7 @@ func TestDeltaADSSendsOnlyWhatChanged(t *testing.T) {
 	}
 	c.ack(cds)
 	c.noResponse(300 * time.Millisecond)
-	_, message = waitProgrammed(t, s, ReasonProgrammed)
+	_, message := waitProgrammed(t, s, ReasonProgrammed)
 	if !strings.Contains(message, v3) || s.Status(testGateway).TypeVersion(resource.EndpointType) != v3 {
 		t.Fatalf("Programmed = %q with endpoints version %s, want version %s for both", message, s.Status(testGateway).TypeVersion(resource.EndpointType), v3)
 	}
@@ -263,20 +256,11 @@ func TestDeltaADSSendsOnlyWhatChanged(t *testing.T) {
 	// Envoy drops the endpoints of a removed cluster by unsubscribing.
 	c.send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNamesUnsubscribe: []string{"spare"}})
 	c.noResponse(300 * time.Millisecond)
-	_, message = waitProgrammed(t, s, ReasonProgrammed)
-	if !strings.Contains(message, v4) {
-		t.Fatalf("Programmed = %q, want version %s", message, v4)
-	}
+	waitProgrammedAt(t, s, v4)
 }
 
 func TestDeltaReconnectGetsOnlyWhatChanged(t *testing.T) {
-	s := New(testr.New(t))
-	addr, _ := serve(t, s)
-	publish(t, s, twoClusters(t, 10080, time.Second))
-	conn := dial(t, addr)
-	first := openDelta(t, conn, "envoy-a", nil)
-	deltaStart(t, first)
-	waitProgrammed(t, s, ReasonProgrammed)
+	s, conn, first := startDelta(t)
 	first.cancel()
 	xdstest.WaitFor(t, xdstest.Timeout, "the stream to close", func() error {
 		if n := len(s.Status(testGateway).Envoys); n != 0 {
@@ -314,19 +298,11 @@ func TestDeltaReconnectGetsOnlyWhatChanged(t *testing.T) {
 		c.ack(rds)
 	}
 	c.noResponse(300 * time.Millisecond)
-	_, message := waitProgrammed(t, s, ReasonProgrammed)
-	if !strings.Contains(message, v2) {
-		t.Fatalf("Programmed = %q, want version %s", message, v2)
-	}
+	waitProgrammedAt(t, s, v2)
 }
 
 func TestDeltaNackIsReportedAndTheTypeResentWhole(t *testing.T) {
-	s := New(testr.New(t))
-	addr, _ := serve(t, s)
-	publish(t, s, twoClusters(t, 10080, time.Second))
-	c := openDelta(t, dial(t, addr), "envoy-a", nil)
-	deltaStart(t, c)
-	waitProgrammed(t, s, ReasonProgrammed)
+	s, _, c := startDelta(t)
 
 	// Both clusters change; Envoy rejects them (having applied, maybe, one).
 	v2 := publish(t, s, twoClusters(t, 10080, 2*time.Second))
@@ -356,22 +332,14 @@ func TestDeltaNackIsReportedAndTheTypeResentWhole(t *testing.T) {
 	for _, resp := range got {
 		c.ack(resp)
 	}
-	_, message = waitProgrammed(t, s, ReasonProgrammed)
-	if !strings.Contains(message, v3) {
-		t.Fatalf("Programmed = %q, want version %s", message, v3)
-	}
+	waitProgrammedAt(t, s, v3)
 	if nack := s.Status(testGateway).Types[resource.ClusterType].Nack; nack != nil {
 		t.Fatalf("the rejection is still reported: %+v", nack)
 	}
 }
 
 func TestDeltaResendSendsEverythingAgain(t *testing.T) {
-	s := New(testr.New(t))
-	addr, _ := serve(t, s)
-	publish(t, s, twoClusters(t, 10080, time.Second))
-	c := openDelta(t, dial(t, addr), "envoy-a", nil)
-	deltaStart(t, c)
-	waitProgrammed(t, s, ReasonProgrammed)
+	s, _, c := startDelta(t)
 	v, err := s.Resend(testGateway)
 	if err != nil {
 		t.Fatal(err)
@@ -383,10 +351,7 @@ func TestDeltaResendSendsEverythingAgain(t *testing.T) {
 		}
 		c.ack(resp)
 	}
-	_, message := waitProgrammed(t, s, ReasonProgrammed)
-	if !strings.Contains(message, v) {
-		t.Fatalf("Programmed = %q, want version %s", message, v)
-	}
+	waitProgrammedAt(t, s, v)
 }
 
 // upstreamCluster routes every request of the listener on port to an EDS cluster
@@ -468,4 +433,26 @@ func TestEnvoyUpdatedClusterWarmsOverDelta(t *testing.T) {
 	v3 := publish(t, s, upstreamCluster(t, port, second, 3*time.Second))
 	waitVersion(t, s, v3)
 	waitBody(t, plainClient, url, "second")
+}
+
+// An Envoy behind the latest snapshot runs one of the versions before it, and says so:
+// under a stream of changes (pods starting) it is always a response or two behind.
+func TestDeltaEnvoyBehindRunsAnEarlierVersion(t *testing.T) {
+	s, _, c := startDelta(t)
+	v2 := publish(t, s, twoClusters(t, 10081, time.Second))
+	lds := c.next(resource.ListenerType)
+	v3 := publish(t, s, twoClusters(t, 10082, time.Second))
+	c.ack(lds) // of v2, while v3 is published
+	xdstest.WaitFor(t, xdstest.Timeout, "the Envoy to run "+v2, func() error {
+		st := s.Status(testGateway)
+		if got := st.Envoys[0].Types[resource.ListenerType].Acked; got != v2 {
+			return fmt.Errorf("listeners acknowledged: %q", got)
+		}
+		if versions, all := st.Running(); !all || !slices.Contains(versions, v2) {
+			return fmt.Errorf("Running() = %v, %v", versions, all)
+		}
+		return nil
+	})
+	c.ack(c.next(resource.ListenerType))
+	waitProgrammedAt(t, s, v3)
 }

@@ -81,17 +81,20 @@ func openADS(t *testing.T, conn *grpc.ClientConn, nodeID string) *adsClient {
 	}
 	c := &adsClient{t: t, stream: stream, responses: make(chan *discoveryv3.DiscoveryResponse, 16),
 		recvErr: make(chan error, 1), node: &corev3.Node{Id: nodeID, Cluster: testGateway}}
-	go func() {
-		for {
-			resp, err := stream.Recv()
-			if err != nil {
-				c.recvErr <- err
-				return
-			}
-			c.responses <- resp
-		}
-	}()
+	go pump(stream.Recv, c.responses, c.recvErr)
 	return c
+}
+
+// pump hands every message received to out and the error that ends the stream to errs.
+func pump[T any](recv func() (T, error), out chan<- T, errs chan<- error) {
+	for {
+		m, err := recv()
+		if err != nil {
+			errs <- err
+			return
+		}
+		out <- m
+	}
 }
 
 func (c *adsClient) send(req *discoveryv3.DiscoveryRequest) {
@@ -104,18 +107,25 @@ func (c *adsClient) send(req *discoveryv3.DiscoveryRequest) {
 
 func (c *adsClient) next(typeURL string) *discoveryv3.DiscoveryResponse {
 	c.t.Helper()
+	return nextOf(c.t, c.responses, c.recvErr, typeURL)
+}
+
+// nextOf is the next response of a test client's stream, which must be of typeURL.
+func nextOf[R interface{ GetTypeUrl() string }](t *testing.T, responses <-chan R, recvErr <-chan error, typeURL string) R {
+	t.Helper()
+	var none R
 	select {
-	case resp := <-c.responses:
+	case resp := <-responses:
 		if resp.GetTypeUrl() != typeURL {
-			c.t.Fatalf("got a %s response, want %s", resp.GetTypeUrl(), typeURL)
+			t.Fatalf("got a %s response, want %s", resp.GetTypeUrl(), typeURL)
 		}
 		return resp
-	case err := <-c.recvErr:
-		c.t.Fatalf("stream ended waiting for %s: %v", typeURL, err)
+	case err := <-recvErr:
+		t.Fatalf("stream ended waiting for %s: %v", typeURL, err)
 	case <-time.After(xdstest.Timeout):
-		c.t.Fatalf("no %s response within %s", typeURL, xdstest.Timeout)
+		t.Fatalf("no %s response within %s", typeURL, xdstest.Timeout)
 	}
-	return nil
+	return none
 }
 
 func (c *adsClient) ack(resp *discoveryv3.DiscoveryResponse, names ...string) {

@@ -79,7 +79,7 @@ func (s *Server) Remove(gateway string) {
 		return
 	}
 	g.version, g.typeVersions, g.history, g.resources, g.types = "", nil, nil, nil, map[string]*typeState{}
-	g.resourceVersions = nil
+	g.heldVersions = nil
 	s.forgetIfIdleLocked(gateway)
 	s.changes.mark(gateway)
 	s.log.V(1).Info("removed snapshot", "gateway", gateway)
@@ -101,7 +101,7 @@ func (s *Server) setPublished(gateway, version string, typeVersions map[string]s
 	defer s.mu.Unlock()
 	g := s.gatewayLocked(gateway)
 	g.version, g.typeVersions, g.resources = version, typeVersions, counts
-	g.resourceVersions = a.contentMap()
+	g.rememberHeld(typeVersions, a.heldSets())
 	g.history = append(g.history, publishedTypes{version: version, types: typeVersions})
 	if len(g.history) > maxHistory {
 		g.history = slices.Clone(g.history[len(g.history)-maxHistory:])

@@ -39,6 +39,9 @@ type typeResources struct {
 	// content maps it to its digest, the version on the wire. Both are shared with
 	// snapshots and later analyses and never modified; they are one map without a salt.
 	byName, content map[string]string
+	// held is the set digest of content (heldSum), what an Envoy holding exactly
+	// these resources has (delta.go).
+	held heldSet
 }
 
 // versionResources gives a's resources their versions under salts (per type URL). A
@@ -77,6 +80,11 @@ func (a *analysis) versionResources(prev *analysis, salts map[string]int) {
 func versioned(st *sorted, base *typeResources, clusters *sorted, fetchers *typeResources, salt int, digest [sha256.Size]byte, dirty, removed []string) *typeResources {
 	r := &typeResources{digest: digest, salt: salt, fetchers: fetchers}
 	r.content = patched(base.contentMap(), removed, dirty, st.versionOf)
+	if base != nil {
+		r.held = base.held.changed(base.content, r.content, removed, dirty)
+	} else {
+		r.held = heldSetOf(r.content)
+	}
 	if salt == 0 && fetchers == nil {
 		r.byName = r.content
 		return r
@@ -247,11 +255,11 @@ func (a *analysis) versionMap() map[string]map[string]string {
 	return out
 }
 
-// contentMap is the version on the wire of every resource, by type URL and name.
-func (a *analysis) contentMap() map[string]map[string]string {
-	out := make(map[string]map[string]string, len(a.resources))
+// heldSets are what an Envoy holding exactly a's resources has, by type URL.
+func (a *analysis) heldSets() map[string]heldSet {
+	out := make(map[string]heldSet, len(a.resources))
 	for typeURL, r := range a.resources {
-		out[typeURL] = r.content
+		out[typeURL] = r.held
 	}
 	return out
 }

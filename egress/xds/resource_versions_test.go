@@ -56,7 +56,7 @@ func TestResourceVersionsPatchedEqualComputedAfresh(t *testing.T) {
 		fresh.versionResources(nil, step.salts)
 		for typeURL, want := range fresh.resources {
 			got := a.resources[typeURL]
-			if !maps.Equal(got.byName, want.byName) || !maps.Equal(got.content, want.content) {
+			if !maps.Equal(got.byName, want.byName) || !maps.Equal(got.content, want.content) || got.held != want.held {
 				t.Fatalf("%s: %s versions\n%v / %v\nwant\n%v / %v", step.name, kind(typeURL), got.byName, got.content, want.byName, want.content)
 			}
 		}
