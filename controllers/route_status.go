@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"reflect"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -64,7 +65,11 @@ func parentsByKey[T any, P interface {
 // writeRoutes queues the parent statuses of every route kind.
 func (w *statusWriter) writeRoutes(ctx context.Context, q *writeQueue, st translate.Statuses) {
 	for _, kind := range routeKinds {
+		t := reflect.TypeOf(kind.newObj())
 		for key, want := range kind.statuses(st) {
+			if w.verifiedAlready(t, key, want) {
+				continue
+			}
 			q.do(func() error { return w.updateRouteParents(ctx, kind, key, want) })
 		}
 	}

@@ -29,7 +29,8 @@ type gatheredKey struct {
 
 // indexGathered indexes the objects whose statuses the writer writes.
 func indexGathered(res *egress.Resources) gatheredIndex {
-	idx := gatheredIndex{}
+	idx := make(gatheredIndex, len(res.GatewayClasses)+len(res.Gateways)+len(res.HTTPRoutes)+len(res.TLSRoutes)+
+		len(res.TCPRoutes)+len(res.BackendTLSPolicies)+len(res.Backends)+len(res.XBackends))
 	add := func(o client.Object) {
 		idx[gatheredKey{reflect.TypeOf(o), client.ObjectKeyFromObject(o)}] = o
 	}
