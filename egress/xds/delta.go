@@ -49,12 +49,16 @@ func heldHash(name, version string) uint64 {
 
 // heldSetOf is the set of versions (name → version).
 func heldSetOf(versions map[string]string) heldSet {
-	set := heldSet{count: len(versions)}
+	var set heldSet
 	for name, v := range versions {
-		set.sum ^= heldHash(name, v)
+		set.add(heldHash(name, v))
 	}
 	return set
 }
+
+// add and remove change the set by one resource, given as its heldHash.
+func (set *heldSet) add(h uint64)    { set.sum ^= h; set.count++ }
+func (set *heldSet) remove(h uint64) { set.sum ^= h; set.count-- }
 
 // changed is the set of after, given that it is this set of before with only the
 // removed and dirty names (repeats allowed) differing.
@@ -67,12 +71,10 @@ func (set heldSet) changed(before, after map[string]string, removed, dirty []str
 			}
 			seen[name] = true
 			if v, ok := before[name]; ok {
-				set.sum ^= heldHash(name, v)
-				set.count--
+				set.remove(heldHash(name, v))
 			}
 			if v, ok := after[name]; ok {
-				set.sum ^= heldHash(name, v)
-				set.count++
+				set.add(heldHash(name, v))
 			}
 		}
 	}
@@ -188,8 +190,7 @@ func (d *deltaType) apply(sent deltaSent) {
 	for name, h := range sent.resources {
 		d.drop(name)
 		d.held[name] = h
-		d.heldSet.sum ^= h
-		d.heldSet.count++
+		d.heldSet.add(h)
 	}
 	for _, name := range sent.removed {
 		d.drop(name)
@@ -199,8 +200,7 @@ func (d *deltaType) apply(sent deltaSent) {
 func (d *deltaType) drop(name string) {
 	if h, ok := d.held[name]; ok {
 		delete(d.held, name)
-		d.heldSet.sum ^= h
-		d.heldSet.count--
+		d.heldSet.remove(h)
 	}
 }
 

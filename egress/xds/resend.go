@@ -3,7 +3,6 @@ package xds
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -67,7 +66,7 @@ func (s *Server) resaltLocked(gateway string) *analysis {
 	for _, st := range memo.types {
 		g.bumpSalt(st.typeURL)
 	}
-	salts := maps.Clone(g.salts)
+	salts := s.saltsLocked(gateway)
 	s.mu.Unlock()
 	next := *memo
 	next.versionResources(memo, salts)

@@ -39,7 +39,7 @@ type typeResources struct {
 	// content maps it to its digest, the version on the wire. Both are shared with
 	// snapshots and later analyses and never modified; they are one map without a salt.
 	byName, content map[string]string
-	// held is the set digest of content (heldSum), what an Envoy holding exactly
+	// held is the set digest of content (heldSet): what an Envoy holding exactly
 	// these resources has (delta.go).
 	held heldSet
 }
@@ -196,7 +196,7 @@ func fetchersOf(clusters *sorted, names []string) map[string][]string {
 	}
 	for i, f := range clusters.facts {
 		for _, ref := range f.refs {
-			if name, ok := strings.CutPrefix(ref, resource.EndpointType+" "); ok && want[name] {
+			if name, ok := endpointRef(ref); ok && want[name] {
 				out[name] = append(out[name], clusters.names[i])
 			}
 		}
@@ -216,11 +216,17 @@ func (st *sorted) endpointRefs(name string) []string {
 	}
 	var out []string
 	for _, ref := range st.facts[i].refs {
-		if n, ok := strings.CutPrefix(ref, resource.EndpointType+" "); ok {
+		if n, ok := endpointRef(ref); ok {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// endpointRef is the name of the endpoints a reference (analyze.go: "<type URL> <name>")
+// names, if it names endpoints.
+func endpointRef(ref string) (string, bool) {
+	return strings.CutPrefix(ref, resource.EndpointType+" ")
 }
 
 // versionOf is the content version of the resource named name, if there is one.
