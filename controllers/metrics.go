@@ -17,6 +17,7 @@ const (
 	metricEnvoysConnected   = "portcullis_xds_connected_envoys"
 	metricBackends          = "portcullis_backends"
 	metricReconciles        = "portcullis_reconciles_total"
+	metricStatusYields      = "portcullis_status_write_yields_total"
 )
 
 // operatorMetrics answers a scrape from the reconciler's latest state: what Envoy runs is
@@ -28,6 +29,8 @@ type operatorMetrics struct {
 	// reconciles counts reconciles by whether they translated or reused the last
 	// translation (translation_reuse.go).
 	reconciles *prometheus.CounterVec
+	// yields counts status writes cut short for a newer reconcile (status_yield.go).
+	yields prometheus.Counter
 
 	programmed, connected, backends *prometheus.Desc
 
@@ -49,6 +52,10 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 			Name: metricReconciles,
 			Help: "Reconciles, by whether they translated the inputs again or reused the last translation (no input changed since).",
 		}, []string{"translation"}),
+		yields: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: metricStatusYields,
+			Help: "Status writes that stopped early because newer input woke the reconciler; the next reconcile writes the rest from its newer statuses.",
+		}),
 		programmed: prometheus.NewDesc(metricGatewayProgrammed,
 			"1 when every connected Envoy of the Gateway acknowledged its published configuration, else 0.", []string{"gateway"}, nil),
 		connected: prometheus.NewDesc(metricEnvoysConnected,
@@ -62,6 +69,7 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.duration.Describe(ch)
 	m.reconciles.Describe(ch)
+	m.yields.Describe(ch)
 	ch <- m.programmed
 	ch <- m.connected
 	ch <- m.backends
@@ -71,6 +79,7 @@ func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.duration.Collect(ch)
 	m.reconciles.Collect(ch)
+	m.yields.Collect(ch)
 	for _, gw := range m.r.liveGateways() {
 		st := m.r.opts.XDS.Status(gw)
 		ok, _, _ := st.Programmed()
@@ -85,6 +94,13 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // observe records one reconcile.
+// statusWriteYielded counts a status write that yielded.
+func (m *operatorMetrics) statusWriteYielded() {
+	if m != nil {
+		m.yields.Inc()
+	}
+}
+
 func (m *operatorMetrics) observe(took time.Duration, reused bool, backends map[string]*egressv1alpha1.BackendStatus) {
 	if m == nil {
 		return

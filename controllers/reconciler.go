@@ -121,8 +121,11 @@ type Reconciler struct {
 	// inputEvents counts the watch events that may change what translation reads;
 	// last is the last translation, reused while no such event came (translation_reuse.go).
 	inputEvents atomic.Uint64
-	last        *lastTranslation
-	marks       backendMarks
+	// wakeups counts every event that enqueues a reconcile: a status write yields to
+	// the reconcile they bring (status_yield.go).
+	wakeups atomic.Uint64
+	last    *lastTranslation
+	marks   backendMarks
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -142,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if req == callersKey {
 		return r.reconcileCallers(ctx)
 	}
-	start := time.Now()
+	start, woken := time.Now(), r.wakeups.Load()
 	res, result, own, reused, err := r.translation(ctx)
 	if err != nil || res == nil {
 		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
@@ -162,8 +165,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	report := r.reportFleets(ctx)
 	if r.writes() {
 		r.emitWarnings(result.Warnings)
-		err = errors.Join(r.status.write(ctx, result.Statuses, res), r.syncLockdown(ctx, res, result.Gateways),
-			r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+		yielded, werr := r.status.write(ctx, result.Statuses, res, r.yieldAfter(woken))
+		if yielded {
+			r.metrics.statusWriteYielded()
+			r.log.V(1).Info("status write yielded to newer input; the next reconcile writes the rest")
+		}
+		err = errors.Join(werr, r.syncLockdown(ctx, res, result.Gateways), r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	}
 	r.metrics.observe(time.Since(start), reused, result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", reused, "duration", time.Since(start))

@@ -60,13 +60,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			return fmt.Errorf("registering the operator metrics: %w", err)
 		}
 	}
+	// Every wake-up is counted: a status write yields to it (status_yield.go).
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		r.wakeups.Add(1)
 		return []reconcile.Request{reconcileKey}
 	})
 	// input is all for the objects translation reads: it counts the event first, so the
 	// reconcile it causes translates again (translation_reuse.go).
 	input := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		r.inputEvents.Add(1)
+		r.wakeups.Add(1)
 		return []reconcile.Request{reconcileKey}
 	})
 	// Our own status writes change resourceVersion but not generation: ignore them.

@@ -67,7 +67,7 @@ func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 		st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{ns + "/api": {
 			Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: message, ObservedGeneration: 1}},
 		}}}
-		if err := w.write(ctx, st, &egress.Resources{Backends: []egressv1alpha1.Backend{gathered}}); err != nil {
+		if _, err := w.write(ctx, st, &egress.Resources{Backends: []egressv1alpha1.Backend{gathered}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		return c.gets.Load(), c.updates.Load()

@@ -15,15 +15,20 @@ const statusWorkers = 8
 // writeQueue runs writes on n worker goroutines and gathers their errors. The workers
 // live as long as the queue: most writes turn out to have nothing to write, and a
 // goroutine per write spent more on starting and growing stacks than on the check.
+//
+// yield, when set, is asked before each write is handed out; once it says yes, the queue
+// takes no more writes (do drops them) and cut reports it. One goroutine calls do.
 type writeQueue struct {
-	jobs chan func() error
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []error
+	jobs  chan func() error
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  []error
+	yield func() bool
+	cut   bool
 }
 
-func newWriteQueue(n int) *writeQueue {
-	q := &writeQueue{jobs: make(chan func() error)}
+func newWriteQueue(n int, yield func() bool) *writeQueue {
+	q := &writeQueue{jobs: make(chan func() error), yield: yield}
 	q.wg.Add(n)
 	for range n {
 		go q.work()
@@ -45,8 +50,14 @@ func (q *writeQueue) work() {
 	}
 }
 
-// do runs write once a worker is free.
-func (q *writeQueue) do(write func() error) { q.jobs <- write }
+// do runs write once a worker is free, unless the queue yielded.
+func (q *writeQueue) do(write func() error) {
+	if q.cut || (q.yield != nil && q.yield()) {
+		q.cut = true
+		return
+	}
+	q.jobs <- write
+}
 
 func recoverToError(write func() error) (err error) {
 	defer func() {

@@ -40,11 +40,20 @@ type statusWriter struct {
 // res is what was translated: routes and policies it holds that carry an entry of ours
 // but got no status this time lose that entry. Objects are written in parallel (see
 // statusWorkers); each object's read-merge-write stays one sequence.
-func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources) error {
+//
+// yield (nil: never) is asked before each write: once it says yes, the write stops
+// handing out objects and reports that it yielded; the objects left are written by the
+// next write, from a newer translation (status_yield.go).
+func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources, yield func() bool) (yielded bool, err error) {
 	w.gathered = indexGathered(res)
 	defer func() { w.gathered = nil }()
-	defer w.verified.sweep()
-	q := newWriteQueue(statusWorkers)
+	q := newWriteQueue(statusWorkers, yield)
+	defer func() {
+		// A write cut short saw only some objects: what it did not see stays verified.
+		if yielded = q.cut; !yielded {
+			w.verified.sweep()
+		}
+	}()
 	for name, want := range st.GatewayClasses {
 		q.do(func() error {
 			return w.update(ctx, types.NamespacedName{Name: name}, &gwapiv1.GatewayClass{}, want, func(o client.Object) bool {
@@ -88,7 +97,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 			})
 		})
 	}
-	return q.wait()
+	return false, q.wait()
 }
 
 // dropStale removes our parent entries from routes, and our ancestor entries from

@@ -51,13 +51,13 @@ func BenchmarkStatusWriterNothingToWrite(b *testing.B) {
 	}
 	translations := []translate.Statuses{{Backends: backends, HTTPRoutes: routeWants()}, {Backends: backends, HTTPRoutes: routeWants()}}
 	w := &statusWriter{controller: "portcullis.io/gateway-controller", now: time.Now}
-	if err := w.write(ctx, translations[0], res); err != nil { // verifies every status
+	if _, err := w.write(ctx, translations[0], res, nil); err != nil { // verifies every status
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if err := w.write(ctx, translations[i%2], res); err != nil {
+		if _, err := w.write(ctx, translations[i%2], res, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

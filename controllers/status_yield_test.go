@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/translate"
+)
+
+// TestStatusWriteYieldsAndTheNextWritesTheRest: a write told to yield stops handing out
+// objects and says so; the next write stores the objects left, and none is written
+// twice.
+func TestStatusWriteYieldsAndTheNextWritesTheRest(t *testing.T) {
+	ctx := context.Background()
+	ns := "status-yield"
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{}}
+	for i := range n {
+		name := fmt.Sprintf("b%d", i)
+		be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{
+			Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: name + ".example.com"},
+				Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
+		if err := api.Client.Create(ctx, be); err != nil {
+			t.Fatal(err)
+		}
+		st.Backends[ns+"/"+name] = &egressv1alpha1.BackendStatus{
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "ok", ObservedGeneration: 1}}}
+	}
+	gathered := func() *egress.Resources {
+		var list egressv1alpha1.BackendList
+		if err := api.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return &egress.Resources{Backends: list.Items}
+	}
+	c := &countingClient{Client: api.Client}
+	w := &statusWriter{c: c, controller: "portcullis.io/gateway-controller", now: time.Now}
+	asked := 0
+	yielded, err := w.write(ctx, st, gathered(), func() bool { asked++; return asked > 3 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := c.updates.Load(); !yielded || first != 3 {
+		t.Fatalf("the write told to yield after 3 objects: yielded %v, %d written; want true, 3", yielded, first)
+	}
+	yielded, err = w.write(ctx, st, gathered(), func() bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total := c.updates.Load(); yielded || total != n {
+		t.Fatalf("after the next write: yielded %v, %d written in all; want false, %d (each once)", yielded, total, n)
+	}
+	for _, be := range gathered().Backends {
+		if len(be.Status.Conditions) != 1 || be.Status.Conditions[0].Message != "ok" {
+			t.Fatalf("Backend %s has status %+v", be.Name, be.Status)
+		}
+	}
+}
+
+// TestYieldAfterWaitsForAWakeUpAndItsShare: the question a status write asks says yes
+// only once the reconciler was woken since the reconcile began and the write has run
+// its share.
+func TestYieldAfterWaitsForAWakeUpAndItsShare(t *testing.T) {
+	r := &Reconciler{}
+	early := r.yieldAfter(r.wakeups.Load())
+	r.wakeups.Add(1)
+	late := r.yieldAfter(r.wakeups.Load()) // its reconcile began after the wake-up
+	if early() {
+		t.Fatal("yielded before the write had its share")
+	}
+	time.Sleep(statusWriteShare)
+	if late() {
+		t.Fatal("yielded to a wake-up from before its reconcile")
+	}
+	if !early() {
+		t.Fatal("did not yield after a wake-up and the write's share")
+	}
+	r.wakeups.Add(1)
+	if !late() {
+		t.Fatal("did not yield to a wake-up during the write")
+	}
+}
