@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"bytes"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -28,9 +30,13 @@ import (
 type Cache struct {
 	mu    sync.Mutex
 	epoch uint64
-	// pairs is keyed by the certificate chain; the entry holds the key it was paired with.
-	pairs    map[string]*pairEntry
-	bundles  map[string]*bundleEntry
+	// pairs and bundles are keyed by a hash of the certificate chain or bundle (seed);
+	// an entry holds the bytes it was computed from, the inputs' own (not copies: ten
+	// thousand chains and keys copied into map keys were 16 MB), compared in full on
+	// every hit.
+	seed     maphash.Seed
+	pairs    map[uint64]*pairEntry
+	bundles  map[uint64]*bundleEntry
 	backends unitTable[backendUnit]
 	// backendStatuses are the statuses of unit Backends (backend_status_unit.go).
 	backendStatuses map[types.NamespacedName]*statusEntry
@@ -40,8 +46,8 @@ type Cache struct {
 
 // pairEntry is what parsing one chain and key told.
 type pairEntry struct {
-	key  string
-	used uint64
+	cert, key []byte
+	used      uint64
 	// invalid is set when the two are not a valid PEM key pair.
 	invalid bool
 	// unsupported says why Envoy would refuse the key although Go parses it.
@@ -53,6 +59,7 @@ type pairEntry struct {
 
 // bundleEntry is what parsing one CA bundle told.
 type bundleEntry struct {
+	data []byte
 	used uint64
 	err  error
 }
@@ -60,7 +67,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{pairs: map[string]*pairEntry{}, bundles: map[string]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}}
+	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -153,9 +160,10 @@ func (c *Cache) backendCount() int {
 
 // keyPair returns what parsing cert and key tells, parsing only on a miss.
 func (c *Cache) keyPair(epoch uint64, cert, key []byte) pairEntry {
+	h := maphash.Bytes(c.seed, cert)
 	c.mu.Lock()
-	e, ok := c.pairs[string(cert)]
-	if ok && e.key == string(key) {
+	e, ok := c.pairs[h]
+	if ok && bytes.Equal(e.cert, cert) && bytes.Equal(e.key, key) {
 		e.used = max(e.used, epoch)
 		out := *e
 		c.mu.Unlock()
@@ -163,19 +171,20 @@ func (c *Cache) keyPair(epoch uint64, cert, key []byte) pairEntry {
 	}
 	c.mu.Unlock()
 	fresh := parseKeyPair(cert, key)
-	fresh.used = epoch
+	fresh.cert, fresh.key, fresh.used = cert, key, epoch
 	stored := fresh // other goroutines update the stored entry's use under the lock
 	c.mu.Lock()
-	c.pairs[string(cert)] = &stored
+	c.pairs[h] = &stored
 	c.mu.Unlock()
 	return fresh
 }
 
 // caBundle returns checkCABundle's verdict on data, parsing only on a miss.
 func (c *Cache) caBundle(epoch uint64, data []byte) error {
+	h := maphash.Bytes(c.seed, data)
 	c.mu.Lock()
-	e, ok := c.bundles[string(data)]
-	if ok {
+	e, ok := c.bundles[h]
+	if ok && bytes.Equal(e.data, data) {
 		e.used = max(e.used, epoch)
 		c.mu.Unlock()
 		return e.err
@@ -183,7 +192,7 @@ func (c *Cache) caBundle(epoch uint64, data []byte) error {
 	c.mu.Unlock()
 	err := checkCABundle(data)
 	c.mu.Lock()
-	c.bundles[string(data)] = &bundleEntry{used: epoch, err: err}
+	c.bundles[h] = &bundleEntry{data: data, used: epoch, err: err}
 	c.mu.Unlock()
 	return err
 }

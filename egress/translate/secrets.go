@@ -100,9 +100,9 @@ func pairVerdict(pair pairEntry, now time.Time) error {
 func parseKeyPair(cert, key []byte) pairEntry {
 	pair, err := tls.X509KeyPair(cert, key)
 	if err != nil {
-		return pairEntry{key: string(key), invalid: true}
+		return pairEntry{invalid: true}
 	}
-	out := pairEntry{key: string(key), leaf: pair.Leaf != nil}
+	out := pairEntry{leaf: pair.Leaf != nil}
 	if out.leaf {
 		out.notBefore, out.notAfter = pair.Leaf.NotBefore, pair.Leaf.NotAfter
 		out.unsupported = envoyKeySupport(pair.Leaf.PublicKey)

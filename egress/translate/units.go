@@ -103,7 +103,7 @@ func (r *unitReads) sawObject(kind string, name types.NamespacedName, o metav1.O
 // needs computing again.
 func (r *unitReads) keyPairChecked(p pairEntry) {
 	if r != nil {
-		p.key = "" // the object holding the key is among the objects read
+		p.cert, p.key = nil, nil // the objects holding them are among the objects read
 		r.pairs = append(r.pairs, p)
 	}
 }
