@@ -6,6 +6,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -27,12 +28,17 @@ type gatherer struct {
 	cache client.Reader
 	api   client.Reader
 	memo  map[translate.ObjectRef]client.Object
+	// memoChanged is set when the memo gains, replaces or loses an object; until then
+	// the Secrets and ConfigMaps of the last gather are handed out again (readReferenced).
+	memoChanged bool
+	secrets     []corev1.Secret
+	configMaps  []corev1.ConfigMap
 	// xbackends: the XBackend CRD is served, so XBackends are listed (xbackend.go).
 	xbackends bool
 }
 
 func newGatherer(cache, api client.Reader) *gatherer {
-	return &gatherer{cache: cache, api: api, memo: map[translate.ObjectRef]client.Object{}}
+	return &gatherer{cache: cache, api: api, memo: map[translate.ObjectRef]client.Object{}, memoChanged: true}
 }
 
 // gather returns a snapshot of every input object. The objects are the informer
@@ -72,26 +78,45 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 
 // readReferenced adds the Secrets and ConfigMaps the objects refer to. A missing one is
 // simply absent: the translator reports it in the referring object's status.
+//
+// When every object read is the one the last gather read, the last gather's slices are
+// handed out again: copying 20,000 Secret structs into a new slice on every gather cost
+// 12 MB each time, and twice that while the last translation (which keeps its input)
+// and the new one were both alive. Nothing downstream modifies a gathered slice.
 func (g *gatherer) readReferenced(ctx context.Context, res *egress.Resources) error {
-	seen := map[translate.ObjectRef]bool{}
-	for _, ref := range translate.References(res) {
+	refs := translate.References(res)
+	seen := make(map[translate.ObjectRef]bool, len(refs))
+	objs := make([]client.Object, 0, len(refs))
+	for _, ref := range refs {
 		seen[ref] = true
 		obj, err := g.read(ctx, ref)
 		if err != nil {
 			return err
 		}
-		switch o := obj.(type) {
-		case *corev1.Secret:
-			res.Secrets = append(res.Secrets, *o)
-		case *corev1.ConfigMap:
-			res.ConfigMaps = append(res.ConfigMaps, *o)
+		if obj != nil {
+			objs = append(objs, obj)
 		}
 	}
 	for ref := range g.memo {
 		if !seen[ref] {
 			delete(g.memo, ref)
+			g.memoChanged = true
 		}
 	}
+	if g.memoChanged {
+		var secrets []corev1.Secret
+		var configMaps []corev1.ConfigMap
+		for _, obj := range objs {
+			switch o := obj.(type) {
+			case *corev1.Secret:
+				secrets = append(secrets, *o)
+			case *corev1.ConfigMap:
+				configMaps = append(configMaps, *o)
+			}
+		}
+		g.secrets, g.configMaps, g.memoChanged = slices.Clip(secrets), slices.Clip(configMaps), false
+	}
+	res.Secrets, res.ConfigMaps = g.secrets, g.configMaps
 	return nil
 }
 
@@ -101,7 +126,10 @@ func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Ob
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
 	if err := g.cache.Get(ctx, ref.Name, meta); err != nil {
 		if apierrors.IsNotFound(err) {
-			delete(g.memo, ref)
+			if _, ok := g.memo[ref]; ok {
+				delete(g.memo, ref)
+				g.memoChanged = true
+			}
 			return nil, nil
 		}
 		return nil, fmt.Errorf("get %s %s metadata: %w", ref.Kind, ref.Name, err)
@@ -115,11 +143,16 @@ func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Ob
 	}
 	if err := g.api.Get(ctx, ref.Name, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			if _, ok := g.memo[ref]; ok {
+				delete(g.memo, ref)
+				g.memoChanged = true
+			}
 			return nil, nil
 		}
 		return nil, fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	obj.SetManagedFields(nil) // kept for as long as it is referenced: only its data matters
 	g.memo[ref] = obj
+	g.memoChanged = true
 	return obj, nil
 }
