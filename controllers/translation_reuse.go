@@ -9,6 +9,7 @@ import (
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/dnsguard"
 	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/translate"
 )
@@ -131,5 +132,5 @@ func (b *backendMarks) sweep() {
 
 // sameResolutions compares what translation reads of the DNS guard's answers.
 func sameResolutions(a, b egress.Addresses) bool {
-	return maps.EqualFunc(a, b, egress.SameForTranslation)
+	return dnsguard.SameAddresses(a, b) || maps.EqualFunc(a, b, egress.SameForTranslation)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -54,6 +55,12 @@ type Store struct {
 	seq      uint64
 	gen      uint64
 	changed  map[string]struct{}
+	// version counts changes to entries; snap is the Addresses answer made at
+	// snapVersion, good until snapUntil.
+	version     uint64
+	snap        egress.Addresses
+	snapVersion uint64
+	snapUntil   time.Time
 
 	changes chan struct{}
 	// answered is closed, and replaced, whenever a name gets its first answer
@@ -197,6 +204,7 @@ func (s *Store) trackLocked(n string) bool {
 		return false
 	}
 	s.gen++
+	s.version++
 	e := &entry{name: n, gen: s.gen, res: egress.Resolution{State: egress.ResolutionPending}}
 	s.entries[n] = e
 	s.scheduleLocked(e, s.clock.Now())
@@ -206,6 +214,7 @@ func (s *Store) trackLocked(n string) bool {
 
 func (s *Store) untrackLocked(n string) {
 	if _, ok := s.entries[n]; ok {
+		s.version++
 		delete(s.entries, n)
 		delete(s.changed, n)
 		s.metrics.setTracked(len(s.entries))
@@ -224,16 +233,53 @@ func (s *Store) Names() []string {
 	return names
 }
 
-// Addresses returns a copy of every tracked name's resolution, keyed by normalized name.
+// Addresses returns every tracked name's resolution, keyed by normalized name. The map
+// is shared: callers must not modify it. It is the same map from call to call until a
+// name is tracked or untracked, an answer is applied or expired, or the clock reaches a
+// deadline at which a view would change (a stale set's grace, a resolved set's TTL plus
+// the grace): translating on every change used to copy ten thousand resolutions each
+// time, and comparing two answers is a pointer comparison while nothing changed
+// (SameAddresses).
 func (s *Store) Addresses() egress.Addresses {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
+	if s.snap != nil && s.snapVersion == s.version && now.Before(s.snapUntil) {
+		return s.snap
+	}
 	out := make(egress.Addresses, len(s.entries))
+	until := time.Time{}
 	for n, e := range s.entries {
 		out[n] = s.viewLocked(e, now)
+		if d, ok := viewDeadline(e, s.grace); ok && now.Before(d) && (until.IsZero() || d.Before(until)) {
+			until = d
+		}
 	}
+	if until.IsZero() {
+		until = farFuture
+	}
+	s.snap, s.snapVersion, s.snapUntil = out, s.version, until
 	return out
+}
+
+// farFuture is the deadline of a view no clock changes.
+var farFuture = time.Unix(1<<62, 0)
+
+// viewDeadline is when the clock alone changes viewLocked's answer for e, if ever.
+func viewDeadline(e *entry, grace time.Duration) (time.Time, bool) {
+	switch e.res.State {
+	case egress.ResolutionStale:
+		return e.staleUntil, true
+	case egress.ResolutionResolved:
+		return e.goodUntil.Add(grace), true
+	}
+	return time.Time{}, false
+}
+
+// SameAddresses tells whether two answers of Addresses are the same map: then they are
+// equal without a look at their entries.
+func SameAddresses(a, b egress.Addresses) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // Resolution returns a copy of name's resolution and whether name is tracked.
