@@ -93,7 +93,6 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observe records one reconcile.
 // statusWriteYielded counts a status write that yielded.
 func (m *operatorMetrics) statusWriteYielded() {
 	if m != nil {
@@ -101,6 +100,7 @@ func (m *operatorMetrics) statusWriteYielded() {
 	}
 }
 
+// observe records one reconcile.
 func (m *operatorMetrics) observe(took time.Duration, reused bool, backends map[string]*egressv1alpha1.BackendStatus) {
 	if m == nil {
 		return

@@ -248,15 +248,12 @@ func (s *Store) Addresses() egress.Addresses {
 		return s.snap
 	}
 	out := make(egress.Addresses, len(s.entries))
-	until := time.Time{}
+	until := farFuture
 	for n, e := range s.entries {
 		out[n] = s.viewLocked(e, now)
-		if d, ok := viewDeadline(e, s.grace); ok && now.Before(d) && (until.IsZero() || d.Before(until)) {
+		if d, ok := viewDeadline(e, s.grace); ok && now.Before(d) && d.Before(until) {
 			until = d
 		}
-	}
-	if until.IsZero() {
-		until = farFuture
 	}
 	s.snap, s.snapVersion, s.snapUntil = out, s.version, until
 	return out
