@@ -32,16 +32,6 @@ import (
 // callersKey is the work item of pod events.
 var callersKey = ctrl.Request{NamespacedName: types.NamespacedName{Name: "portcullis-callers"}}
 
-// CacheOptions are the manager cache's options: no object keeps its managedFields
-// (nothing reads them, and at 10,000 Backends and routes and 20,000 Secrets' metadata
-// they are tens of MiB), and Pods keep only their caller identity (PodCacheOptions).
-func CacheOptions() cache.Options {
-	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: PodCacheOptions()},
-	}
-}
-
 // PodCacheOptions keeps, of every Pod, only what identifies a caller, so that ten
 // thousand pods cost little memory. The manager's cache applies it.
 func PodCacheOptions() cache.ByObject {

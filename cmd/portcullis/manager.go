@@ -350,7 +350,7 @@ func setupProvider(ctx context.Context, f *managerFlags, mgr ctrl.Manager, cfg *
 		return nil, nil, "", err
 	}
 	p, err := infra.NewKubernetes(mgr.GetClient(), infra.KubernetesOptions{
-		Image: f.envoyImage, XDSAddress: f.xdsService + "." + f.namespace + ".svc", XDSPort: uint32(f.xdsPort), ClientSecrets: certs,
+		Image: f.envoyImage, XDSAddress: f.xdsService + "." + f.namespace + ".svc", XDSPort: uint32(f.xdsPort), ClientSecrets: certs, APIReader: mgr.GetAPIReader(),
 		Resources: f.envoyResources()})
 	if err != nil {
 		return nil, nil, "", err

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +72,12 @@ type KubernetesOptions struct {
 	// Envoy client Secret, owned by the Gateway, before the pods are applied. When nil
 	// the caller must have called xdscerts.Manager.EnsureClientSecret itself.
 	ClientSecrets ClientSecretEnsurer
+	// APIReader reads from the API server itself (the manager's GetAPIReader): whether
+	// an object of a Gateway's names is Portcullis' before it is taken over, and the
+	// client certificate the pods load. The client's cache is asked only for object
+	// metadata, so the manager caches no Secret, ConfigMap or Deployment data for the
+	// provider. The client itself when nil.
+	APIReader client.Reader
 }
 
 // ClientSecretEnsurer keeps the Secret xdscerts.EnvoyClientSecretName of a namespace.
@@ -86,7 +94,11 @@ type ClientSecretEnsurer interface {
 // KubernetesOptions.ClientSecrets).
 type Kubernetes struct {
 	c    client.Client
+	api  client.Reader
 	opts KubernetesOptions
+	// applied is the last complete Ensure of each Gateway (kubernetes_applied.go).
+	mu      sync.Mutex
+	applied map[string]applied
 }
 
 var (
@@ -132,14 +144,19 @@ func NewKubernetes(c client.Client, opts KubernetesOptions) (*Kubernetes, error)
 	if opts.FieldOwner == "" {
 		opts.FieldOwner = DefaultFieldOwner
 	}
-	return &Kubernetes{c: c, opts: opts}, nil
+	api := opts.APIReader
+	if api == nil {
+		api = c
+	}
+	return &Kubernetes{c: c, api: api, opts: opts, applied: map[string]applied{}}, nil
 }
 
 // Ensure applies the ServiceAccount, ConfigMap, Deployment and Service of gw and
 // returns the Service's cluster IPs (type IPAddress), or its DNS name
 // "<service>.<namespace>.svc" (type Hostname) when it has none (a headless Service).
 // An object of the same name that Portcullis did not make for this Gateway is left
-// alone and reported as an error.
+// alone and reported as an error. While gw asks for what the last Ensure applied and
+// nothing it applied changed since, Ensure makes no API call (kubernetes_applied.go).
 func (k *Kubernetes) Ensure(ctx context.Context, gw Gateway) ([]gwapiv1.GatewayStatusAddress, error) {
 	if err := gw.validate(); err != nil {
 		return nil, err
@@ -147,36 +164,62 @@ func (k *Kubernetes) Ensure(ctx context.Context, gw Gateway) ([]gwapiv1.GatewayS
 	if len(gw.Listeners) == 0 {
 		return nil, fmt.Errorf("gateway %s has no listener to expose", gw.key())
 	}
-	if err := k.checkNotForeign(ctx, gw.Namespace, gw.Name); err != nil {
+	want, err := wantDigest(gw)
+	if err != nil {
 		return nil, err
 	}
-	if err := k.ensureClientSecret(ctx, gw); err != nil {
+	seen, err := k.observe(ctx, gw.Namespace, gw.Name)
+	if err != nil {
 		return nil, err
+	}
+	if addrs, ok := k.unchanged(gw, want, seen); ok {
+		return addrs, nil
+	}
+	a, err := k.apply(ctx, gw)
+	if err != nil {
+		k.forget(gw.Namespace, gw.Name)
+		return nil, err
+	}
+	a.want = want
+	k.remember(gw, a)
+	return slices.Clone(a.addrs), nil
+}
+
+// apply writes every object of gw and reports what it applied.
+func (k *Kubernetes) apply(ctx context.Context, gw Gateway) (applied, error) {
+	if err := k.checkNotForeign(ctx, gw.Namespace, gw.Name); err != nil {
+		return applied{}, err
 	}
 	boot, err := k.bootstrap(gw)
 	if err != nil {
-		return nil, err
+		return applied{}, err
 	}
-	certHash, err := k.clientCertHash(ctx, gw.Namespace)
+	if err := k.ensureClientSecret(ctx, gw); err != nil {
+		return applied{}, err
+	}
+	certHash, secretVersion, err := k.clientCertHash(ctx, gw.Namespace)
 	if err != nil {
-		return nil, err
+		return applied{}, err
 	}
+	versions := objectVersions{secretKind: secretVersion}
 	svc := k.service(gw)
 	for _, obj := range []applyObject{k.serviceAccount(gw), k.configMap(gw, boot), k.deployment(gw, hash(boot), certHash), svc} {
-		if err := k.apply(ctx, obj); err != nil {
-			return nil, err
+		if err := k.applyObject(ctx, obj); err != nil {
+			return applied{}, err
 		}
+		versions[*obj.GetKind()] = appliedVersion(obj)
 	}
-	return serviceAddresses(svc, ResourceName(gw.Name), gw.Namespace), nil
+	return applied{versions: versions, addrs: serviceAddresses(svc, ResourceName(gw.Name), gw.Namespace)}, nil
 }
 
 // Delete deletes the objects Ensure made for the Gateway (the garbage collector would
 // too, through the owner references, but not every cluster runs one, envtest among
 // them). Objects of those names that Portcullis did not make are left alone.
 func (k *Kubernetes) Delete(ctx context.Context, namespace, name string) error {
+	k.forget(namespace, name)
 	var errs []error
 	for _, obj := range k.objects(namespace, name) {
-		err := k.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		err := k.api.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
@@ -223,7 +266,7 @@ func kindOf(obj client.Object) string {
 // Portcullis did not make for this Gateway.
 func (k *Kubernetes) checkNotForeign(ctx context.Context, namespace, name string) error {
 	for _, obj := range k.objects(namespace, name) {
-		err := k.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		err := k.api.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -238,9 +281,9 @@ func (k *Kubernetes) checkNotForeign(ctx context.Context, namespace, name string
 	return nil
 }
 
-// apply server-side applies obj with the provider's field manager, taking over fields
-// another manager changed, and fills obj with the result.
-func (k *Kubernetes) apply(ctx context.Context, obj applyObject) error {
+// applyObject server-side applies obj with the provider's field manager, taking over
+// fields another manager changed, and fills obj with the result.
+func (k *Kubernetes) applyObject(ctx context.Context, obj applyObject) error {
 	if err := k.c.Apply(ctx, obj, client.FieldOwner(k.opts.FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply %s %s/%s: %w", *obj.GetKind(), *obj.GetNamespace(), *obj.GetName(), err)
 	}
@@ -284,17 +327,19 @@ func (k *Kubernetes) ensureClientSecret(ctx context.Context, gw Gateway) error {
 
 // clientCertHash hashes the public part (certificate and CA bundle) of the namespace's
 // Envoy client Secret, so that the pods restart to load a renewed certificate. It is
-// empty while the Secret does not exist (the pods wait for it).
-func (k *Kubernetes) clientCertHash(ctx context.Context, namespace string) (string, error) {
+// empty while the Secret does not exist (the pods wait for it). The Secret is read from
+// the API server, with its resourceVersion: a client's cache of Secret data would hold
+// every Secret of the cluster.
+func (k *Kubernetes) clientCertHash(ctx context.Context, namespace string) (hashed, version string, err error) {
 	s := &corev1.Secret{}
-	err := k.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: xdscerts.EnvoyClientSecretName}, s)
+	err = k.api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: xdscerts.EnvoyClientSecretName}, s)
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read the xDS client Secret of namespace %s: %w", namespace, err)
+		return "", "", fmt.Errorf("read the xDS client Secret of namespace %s: %w", namespace, err)
 	}
-	return hash(s.Data[xdscerts.CertKey], s.Data[xdscerts.BundleKey]), nil
+	return hash(s.Data[xdscerts.CertKey], s.Data[xdscerts.BundleKey]), s.ResourceVersion, nil
 }
 
 func hash(parts ...[]byte) string {

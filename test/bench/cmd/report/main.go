@@ -31,6 +31,7 @@ type config struct {
 	manager           managerConfig
 	processSizes      string
 	envoyApplySizes   string
+	ensureGateways    string
 }
 
 func main() {
@@ -57,6 +58,7 @@ func main() {
 	registerManagerFlags(&c.manager)
 	registerProcessFlags(&c.processSizes)
 	flag.StringVar(&c.envoyApplySizes, "envoy-apply-sizes", "1000,10000", "Backend counts of Envoy's half of a change (section 14)")
+	flag.StringVar(&c.ensureGateways, "ensure-gateways", "10,100", "Gateway counts of the provisioning pass (section 15)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)

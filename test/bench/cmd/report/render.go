@@ -38,6 +38,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 	renderManager(&b, by, runs)
 	renderProcess(&b, by["process"])
 	renderEnvoyApply(&b, by["envoy-apply"])
+	renderProvider(&b, by["provider"])
 	b.WriteString("## Commands\n\n```\n")
 	for _, r := range runs {
 		b.WriteString(r.command + "\n")

@@ -53,6 +53,7 @@ func steps(c config) []step {
 			envoyApplyStep(c.envoyApplySizes))
 	}
 	out = append(out, managerSteps(c)...)
+	out = append(out, providerStep(c.ensureGateways))
 	if !c.skipDataPlane {
 		load := []string{"BENCH_DATAPLANE_ROUND=" + c.round, fmt.Sprintf("BENCH_DATAPLANE_ROUNDS=%d", c.rounds), fmt.Sprintf("BENCH_DATAPLANE_CONCURRENCY=%d", c.conc)}
 		out = append(out,
