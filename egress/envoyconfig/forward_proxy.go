@@ -125,12 +125,12 @@ func connectDenyRoute(decision string) (*routev3.Route, error) {
 // withConnectDenial appends to every virtual host of a proxy table the CONNECT route
 // that refuses what its tunnels do not allow.
 func withConnectDenial(vhosts []*routev3.VirtualHost, decision string) error {
+	r, err := connectDenyRoute(decision)
+	if err != nil {
+		return err
+	}
 	for _, vh := range vhosts {
-		r, err := connectDenyRoute(decision)
-		if err != nil {
-			return err
-		}
-		vh.Routes = append(vh.Routes, r)
+		vh.Routes = append(vh.Routes, r) // shared, as withCatchAll's route
 	}
 	return nil
 }
