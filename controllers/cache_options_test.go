@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/portcullis-io/portcullis/controllers/infra"
@@ -23,14 +22,7 @@ import (
 func TestProviderRefusesForeignObjectsTheCacheDoesNotHold(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := CacheOptions()
-	opts.Scheme = api.Scheme
-	informers, err := cache.New(api.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = informers.Start(ctx) }()
-	cached, err := client.New(api.Config, client.Options{Scheme: api.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	cached, err := api.CachedClient(ctx, CacheOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

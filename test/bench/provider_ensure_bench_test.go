@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/portcullis-io/portcullis/controllers"
 	"github.com/portcullis-io/portcullis/controllers/infra"
@@ -49,14 +47,7 @@ func BenchmarkProviderEnsureUnchanged(b *testing.B) {
 // options.
 func ensureProvider(ctx context.Context, b *testing.B) *infra.Kubernetes {
 	api := sharedAPIServer(b)
-	opts := controllers.CacheOptions()
-	opts.Scheme = api.Scheme
-	informers, err := cache.New(api.Config, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = informers.Start(ctx) }()
-	cached, err := client.New(api.Config, client.Options{Scheme: api.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	cached, err := api.CachedClient(ctx, controllers.CacheOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
