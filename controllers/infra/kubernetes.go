@@ -258,6 +258,8 @@ func kindOf(obj client.Object) string {
 		return "ConfigMap"
 	case *corev1.ServiceAccount:
 		return "ServiceAccount"
+	case *corev1.Secret:
+		return secretKind
 	}
 	return fmt.Sprintf("%T", obj)
 }

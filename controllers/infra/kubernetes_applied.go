@@ -7,15 +7,14 @@ import (
 	"maps"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/controllers/xdscerts"
@@ -40,7 +39,7 @@ type applied struct {
 // objectVersions maps an object's kind to its resourceVersion ("" when it does not exist).
 type objectVersions map[string]string
 
-// secretKind keys the namespace's xDS client Secret in objectVersions.
+// secretKind keys the namespace's xDS client Secret in objectVersions (kindOf).
 const secretKind = "Secret"
 
 // wantDigest identifies what Ensure applies for gw: the objects are built from gw, the
@@ -83,26 +82,28 @@ func (k *Kubernetes) forget(namespace, name string) {
 // xDS client Secret from the client Ensure writes with: in the manager that is its
 // cache, of metadata only, so the check costs no round trip and no Secret's data.
 func (k *Kubernetes) observe(ctx context.Context, namespace, name string) (objectVersions, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: xdscerts.EnvoyClientSecretName}}
 	seen := objectVersions{}
-	for _, obj := range k.objects(namespace, name) {
-		rv, err := k.metadataVersion(ctx, kindOf(obj), client.ObjectKeyFromObject(obj))
+	for _, obj := range append(k.objects(namespace, name), secret) {
+		rv, err := k.metadataVersion(ctx, obj)
 		if err != nil {
 			return nil, err
 		}
 		seen[kindOf(obj)] = rv
 	}
-	rv, err := k.metadataVersion(ctx, secretKind, types.NamespacedName{Namespace: namespace, Name: xdscerts.EnvoyClientSecretName})
-	if err != nil {
-		return nil, err
-	}
-	seen[secretKind] = rv
 	return seen, nil
 }
 
-// metadataVersion is the resourceVersion of an object, "" when it does not exist.
-func (k *Kubernetes) metadataVersion(ctx context.Context, kind string, key types.NamespacedName) (string, error) {
-	meta := metadataOf(kind)
-	err := k.c.Get(ctx, key, meta)
+// metadataVersion is the resourceVersion of obj's namesake, read as metadata only; ""
+// when it does not exist.
+func (k *Kubernetes) metadataVersion(ctx context.Context, obj client.Object) (string, error) {
+	gvk, err := apiutil.GVKForObject(obj, k.c.Scheme())
+	if err != nil {
+		return "", err
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(gvk)
+	err = k.c.Get(ctx, client.ObjectKeyFromObject(obj), meta)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -110,17 +111,6 @@ func (k *Kubernetes) metadataVersion(ctx context.Context, kind string, key types
 		return "", err
 	}
 	return meta.ResourceVersion, nil
-}
-
-// metadataOf is an empty metadata-only object of one of the kinds the provider keeps.
-func metadataOf(kind string) *metav1.PartialObjectMetadata {
-	meta := &metav1.PartialObjectMetadata{}
-	gv := corev1.SchemeGroupVersion
-	if kind == "Deployment" {
-		gv = appsv1.SchemeGroupVersion
-	}
-	meta.SetGroupVersionKind(gv.WithKind(kind))
-	return meta
 }
 
 // appliedVersion is the resourceVersion the API server returned for an applied object.
