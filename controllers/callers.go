@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sort"
 
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -20,12 +18,13 @@ import (
 
 // Callers of isolated Gateways are pods, known by their IPs. Pods change all the time
 // and change nothing else translation reads, so a pod event does not translate again:
-// it recomputes the caller table and, when that changed, rebuilds and publishes the
-// configuration last published with the new table (only listeners and route tables
-// differ; Envoy applies the new matcher without draining connections).
+// it updates the pod's claim (pod_index.go), recomputes the caller table and, when that
+// changed, rebuilds and publishes the configuration last published with the new table
+// (only listeners and route tables differ; Envoy applies the new matcher without
+// draining connections).
 //
 // IP reuse: a pod loses its identity as soon as it is terminating or finished
-// (translate.Callers), which the API says before the kubelet tears its sandbox down and
+// (translate.ClaimOf), which the API says before the kubelet tears its sandbox down and
 // before its IP can go to another pod; a new pod gets an identity when its IP shows in
 // its status. An address two pods claim at once identifies neither.
 
@@ -72,23 +71,10 @@ func samePodIdentity(a, b *corev1.Pod) bool {
 		slices.Equal(a.Status.PodIPs, b.Status.PodIPs)
 }
 
-// listPods reads every pod from the cache.
-func listPods(ctx context.Context, c client.Reader) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods); err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	return pods.Items, nil
-}
-
 // reconcileCallers republishes every Gateway last published with the current caller
 // table, when it changed.
 func (r *Reconciler) reconcileCallers(ctx context.Context) (ctrl.Result, error) {
-	pods, err := listPods(ctx, r.client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	callers := translate.Callers(pods, r.opts.Unrestricted)
+	callers := r.pods.callers(r.opts.Unrestricted)
 	if slices.Equal(callers, r.callers) {
 		return ctrl.Result{}, nil
 	}

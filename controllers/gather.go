@@ -62,7 +62,6 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 		{&corev1.ServiceList{}, func(l client.ObjectList) { res.Services = l.(*corev1.ServiceList).Items }},
 		{&discoveryv1.EndpointSliceList{}, func(l client.ObjectList) { res.EndpointSlices = l.(*discoveryv1.EndpointSliceList).Items }},
 		{&corev1.NamespaceList{}, func(l client.ObjectList) { res.Namespaces = l.(*corev1.NamespaceList).Items }},
-		{&corev1.PodList{}, func(l client.ObjectList) { res.Pods = l.(*corev1.PodList).Items }},
 	}
 	for _, l := range lists {
 		if err := g.cache.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {

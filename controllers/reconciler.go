@@ -98,8 +98,10 @@ type Reconciler struct {
 	// warned holds the warnings already emitted, so each becomes one Event, not one per
 	// reconcile.
 	warned map[translate.Warning]bool
-	// callers is the caller table last published (callers.go).
+	// callers is the caller table last published (callers.go), computed from pods, the
+	// pod watch's claims (pod_index.go).
 	callers []ir.Caller
+	pods    *podIndex
 	// holding is when staging began waiting for each Gateway's Envoys
 	// (staging_patience.go); gatewayObjects are this reconcile's Gateways, for Events.
 	holding        map[string]time.Time
@@ -201,7 +203,7 @@ func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, re
 	result = translate.Translate(res, addrs, translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: now,
 		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses})
-	r.callers = translate.Callers(res.Pods, r.opts.Unrestricted)
+	r.callers = r.pods.callers(r.opts.Unrestricted)
 	r.remember(events, own, addrs, res, result)
 	return res, result, own, false, nil
 }

@@ -48,6 +48,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 
 		lastPublished: map[string]ir.Gateway{},
 		leader:        newLeadership(),
+		pods:          newPodIndex(),
 	}
 }
 
@@ -93,9 +94,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&corev1.Service{}, input).
 		Watches(&discoveryv1.EndpointSlice{}, input).
 		Watches(&corev1.Namespace{}, input).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-			return []reconcile.Request{callersKey}
-		}), builder.WithPredicates(callerChanged)).
+		Watches(&corev1.Pod{}, r.pods.handler(callersKey), builder.WithPredicates(callerChanged)).
 		// Our lockdown policies are not read by translation (syncLockdown reads them
 		// itself, reused translation or not): their events only wake the reconciler.
 		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).

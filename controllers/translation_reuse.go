@@ -52,12 +52,10 @@ func (r *Reconciler) reusable(events uint64, own map[uint32]string, addrs func()
 	return last.res, markable(last.result), true
 }
 
-// remember keeps a translation for reuse, without the pods (only caller tables read
-// them, and those the callers reconcile keeps current).
+// remember keeps a translation for reuse. It holds no pods: the gatherer does not
+// list them (caller tables come from the pod index, pod_index.go).
 func (r *Reconciler) remember(events uint64, own map[uint32]string, addrs egress.Addresses, res *egress.Resources, result translate.Result) {
-	kept := *res
-	kept.Pods = nil
-	r.last = &lastTranslation{events: events, own: own, addrs: addrs, res: &kept, result: markable(result)}
+	r.last = &lastTranslation{events: events, own: own, addrs: addrs, res: res, result: markable(result)}
 }
 
 // markable is result with its own copies of what a reconcile changes after translation:

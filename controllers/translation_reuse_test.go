@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -113,7 +112,7 @@ func TestReuseDecision(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Reconciler{}
-			res := &egress.Resources{Pods: []corev1.Pod{{}}}
+			res := &egress.Resources{}
 			result := translate.Result{ValidUntil: tt.validUntil, Statuses: translate.Statuses{
 				Backends: map[string]*egressv1alpha1.BackendStatus{"apps/api": {Conditions: []metav1.Condition{{Type: "Programmed", Reason: "Pending"}}}}}}
 			r.remember(7, own, resolved("203.0.113.7", now.Add(time.Minute)), res, result)
@@ -130,8 +129,8 @@ func TestReuseDecision(t *testing.T) {
 			if !ok {
 				return
 			}
-			if gotRes.Pods != nil {
-				t.Error("the kept resources hold the pods; only the callers reconcile reads them")
+			if gotRes != res {
+				t.Error("the reused resources are not the ones translated")
 			}
 			got.Statuses.Backends["apps/api"] = r.marks.backend("apps/api", got.Statuses.Backends["apps/api"], programmedMark{status: metav1.ConditionTrue, reason: "Programmed"})
 			_, again, _ := r.reusable(tt.events, tt.own, func() egress.Addresses { return tt.addrs }, tt.now)

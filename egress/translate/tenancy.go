@@ -2,11 +2,9 @@ package translate
 
 import (
 	"fmt"
-	"net/netip"
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -171,66 +169,6 @@ func namespaceList(tenants []ir.Tenant) string {
 		names = append(names, t.Namespace)
 	}
 	return "namespaces " + strings.Join(names, ", ")
-}
-
-// Callers lists the source addresses a Gateway's Envoys know, sorted by prefix: every
-// running pod's IPs with its namespace, name and ServiceAccount, and the unrestricted
-// prefixes. A pod's addresses give it no identity once it is terminating or finished
-// (the kubelet may hand them to a new pod as soon as its sandbox is gone), nor when it
-// shares the node's network, and an address two pods claim at once identifies
-// neither: closed, not a guess.
-func Callers(pods []corev1.Pod, unrestricted []netip.Prefix) []ir.Caller {
-	byAddr := map[netip.Addr][]*corev1.Pod{}
-	for i := range pods {
-		p := &pods[i]
-		if !holdsAddresses(p) {
-			continue
-		}
-		for _, ip := range podAddrs(p) {
-			byAddr[ip] = append(byAddr[ip], p)
-		}
-	}
-	out := make([]ir.Caller, 0, len(byAddr)+len(unrestricted))
-	for addr, claimants := range byAddr {
-		if len(claimants) != 1 {
-			continue
-		}
-		p := claimants[0]
-		out = append(out, ir.Caller{Prefix: netip.PrefixFrom(addr, addr.BitLen()).String(), Namespace: p.Namespace, Pod: p.Name, ServiceAccount: serviceAccountOf(p)})
-	}
-	for _, pfx := range unrestricted {
-		out = append(out, ir.Caller{Prefix: pfx.Masked().String(), Unrestricted: true})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Prefix < out[j].Prefix })
-	return out
-}
-
-// holdsAddresses tells whether a pod's IPs still belong to it.
-func holdsAddresses(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && !p.Spec.HostNetwork &&
-		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-}
-
-func podAddrs(p *corev1.Pod) []netip.Addr {
-	var out []netip.Addr
-	for _, ip := range p.Status.PodIPs {
-		if a, err := netip.ParseAddr(ip.IP); err == nil {
-			out = append(out, a.Unmap())
-		}
-	}
-	if len(out) == 0 && p.Status.PodIP != "" {
-		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
-			out = append(out, a.Unmap())
-		}
-	}
-	return out
-}
-
-func serviceAccountOf(p *corev1.Pod) string {
-	if p.Spec.ServiceAccountName == "" {
-		return "default"
-	}
-	return p.Spec.ServiceAccountName
 }
 
 // WithCallers returns gw with callers on every listener (the listeners are copied;

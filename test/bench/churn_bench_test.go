@@ -28,7 +28,7 @@ const envChurnRate = "BENCH_CHURN_RATE"
 // workload and times each event until a real Envoy, connected over ADS, acknowledges a
 // configuration that holds it (routes a new pod, no longer knows a deleted one). The
 // events go through the manager's pod path (controllers/callers.go), in-process: the
-// callers are recomputed from the listed pods, the IR last published gets them
+// callers are recomputed from the pods' claims, the IR last published gets them
 // (translate.WithCallers), is built and published; events arriving meanwhile coalesce
 // into the next round, as the controller's single work item does. No translation runs,
 // which it shows by reporting one round's time next to a full translation's. Each
@@ -67,8 +67,10 @@ type churn struct {
 	// at start, and warm with one pod more, as a pod event would cost if it translated.
 	fullCold, fullWarm time.Duration
 
-	mu       sync.Mutex
-	pods     []corev1.Pod
+	mu sync.Mutex
+	// claims are the pods' caller claims, oldest first, as the manager's pod index
+	// (controllers/pod_index.go) keeps them from its events.
+	claims   []translate.CallerClaim
 	happened []time.Time // when event i changed the pods
 	// routed is when Envoy acknowledged listeners and route tables holding each event;
 	// snapshot when it acknowledged every resource type of such a version.
@@ -95,7 +97,7 @@ func (l *ackLog) mark(held int, at time.Time) {
 func startChurn(b *testing.B, w workload) *churn {
 	w.listenerPort = int32(xdstest.FreePort(b))
 	res, addrs := w.resources(distinctPairs(b, 2*w.total()))
-	c := &churn{w: w, pods: res.Pods, builds: envoyconfig.NewCache(), wake: make(chan struct{}, 1), holds: map[string]int{}}
+	c := &churn{w: w, claims: claimsOf(res.Pods), builds: envoyconfig.NewCache(), wake: make(chan struct{}, 1), holds: map[string]int{}}
 	out := c.translate(b, res, addrs)
 	c.server, c.envoy = startEnvoyOverADS(b, c.gateway, "bench-churn")
 	version, _, err := c.server.Publish(c.gateway, out)
@@ -149,15 +151,16 @@ func (c *churn) fullTranslation(b *testing.B, res *egress.Resources, addrs egres
 	return took, out
 }
 
-// event applies pod event i to the cache: even ones start a new pod (a new address in
+// event applies pod event i to the index: even ones start a new pod (a new address in
 // the next namespace), odd ones delete the oldest pod.
 func (c *churn) event(i int) {
 	c.mu.Lock()
 	if i%2 == 0 {
 		k := c.w.pods + i/2
-		c.pods = append(c.pods, callerPod(c.w.namespaceOf(k), fmt.Sprintf("pod-%d", k), podIP(k)))
+		p := callerPod(c.w.namespaceOf(k), fmt.Sprintf("pod-%d", k), podIP(k))
+		c.claims = append(c.claims, claimsOf([]corev1.Pod{p})...)
 	} else {
-		c.pods = c.pods[1:]
+		c.claims = c.claims[1:]
 	}
 	c.happened = append(c.happened, time.Now())
 	c.routed.at, c.snapshot.at = append(c.routed.at, time.Time{}), append(c.snapshot.at, time.Time{})
@@ -168,7 +171,7 @@ func (c *churn) event(i int) {
 	}
 }
 
-// work is reconcileCallers: list the pods, recompute the callers, and when they
+// work is reconcileCallers: recompute the callers from the claims, and when they
 // changed rebuild the last published IR with them and publish.
 func (c *churn) work(ctx context.Context, b *testing.B, callers []ir.Caller) {
 	for {
@@ -178,8 +181,7 @@ func (c *churn) work(ctx context.Context, b *testing.B, callers []ir.Caller) {
 		case <-c.wake:
 		}
 		start := time.Now()
-		pods, events := c.listPods()
-		next := translate.Callers(pods, nil)
+		next, events := c.callers()
 		if slices.Equal(next, callers) {
 			continue
 		}
@@ -201,16 +203,23 @@ func (c *churn) work(ctx context.Context, b *testing.B, callers []ir.Caller) {
 	}
 }
 
-// listPods copies the pods, as a List from the manager's cache does, and says how many
-// events they hold.
-func (c *churn) listPods() ([]corev1.Pod, int) {
+// callers is the caller table of the claims, computed under the lock as the pod
+// index computes it, and how many events it holds.
+func (c *churn) callers() ([]ir.Caller, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]corev1.Pod, len(c.pods))
-	for i := range c.pods {
-		c.pods[i].DeepCopyInto(&out[i])
+	return translate.CallersOf(slices.Values(c.claims), nil), len(c.happened)
+}
+
+// claimsOf is the caller claim of each pod that has one.
+func claimsOf(pods []corev1.Pod) []translate.CallerClaim {
+	var out []translate.CallerClaim
+	for i := range pods {
+		if claim, ok := translate.ClaimOf(&pods[i]); ok {
+			out = append(out, claim)
+		}
 	}
-	return out, len(c.happened)
+	return out
 }
 
 // watchAcks marks events acknowledged whenever the xDS server says Envoy's state

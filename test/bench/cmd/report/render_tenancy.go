@@ -127,8 +127,8 @@ func renderChurn(b *strings.Builder, rs []result) {
 		return
 	}
 	b.WriteString("## 8. Pod churn\n\nBenchmarkPodChurn: section 7's workload published to a real Envoy over ADS; then pods start and are deleted " +
-		"(alternately) at a steady rate, each event going through the manager's pod path in-process, as controllers/callers.go does it: list the pods " +
-		"(a deep copy, as from the cache), translate.Callers, translate.WithCallers on the IR last published, envoyconfig build, xds Publish; events " +
+		"(alternately) at a steady rate, each event going through the manager's pod path in-process, as controllers/callers.go does it: the event's " +
+		"pod claim kept in an index (controllers/pod_index.go), translate.CallersOf the claims, translate.WithCallers on the IR last published, envoyconfig build, xds Publish; events " +
 		"arriving during a round coalesce into the next. No translation runs. Each event is timed until Envoy acknowledged listeners and route tables " +
 		"holding it (routed) and until it acknowledged every resource type of such a snapshot (ACK); settle is the last event's.\n\n")
 	b.WriteString("| Backends | namespaces | pods | events | events/s | publishes | routed p50 / p99 / max ms | ACK p50 / p99 / max ms | settle ms |\n")
