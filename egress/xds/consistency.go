@@ -10,7 +10,6 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -96,7 +95,8 @@ func collectSecretRefs(m protoreflect.Message, names map[string]bool) error {
 		}
 		return nil
 	case anyName:
-		return collectInAny(m.Interface().(*anypb.Any), names)
+		a := m.Interface().(*anypb.Any)
+		return collectInAny(a.GetTypeUrl(), a.GetValue(), names)
 	}
 	var err error
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -106,8 +106,10 @@ func collectSecretRefs(m protoreflect.Message, names map[string]bool) error {
 	return err
 }
 
-func collectInAny(a *anypb.Any, names map[string]bool) error {
-	mt, err := protoregistry.GlobalTypes.FindMessageByURL(a.GetTypeUrl())
+// collectInAny looks for references in an Any's value, read as encoded
+// (collectInEncoded) rather than decoded.
+func collectInAny(typeURL string, value []byte, names map[string]bool) error {
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(typeURL)
 	if errors.Is(err, protoregistry.NotFound) {
 		return nil // a type this binary does not know cannot be one it built
 	}
@@ -117,11 +119,10 @@ func collectInAny(a *anypb.Any, names map[string]bool) error {
 	if !mayReferenceSecrets(mt.Descriptor()) {
 		return nil
 	}
-	inner := mt.New()
-	if err := proto.Unmarshal(a.GetValue(), inner.Interface()); err != nil {
-		return fmt.Errorf("unmarshal %s: %w", a.GetTypeUrl(), err)
+	if err := collectInEncoded(value, mt.Descriptor(), names); err != nil {
+		return fmt.Errorf("decode %s: %w", typeURL, err)
 	}
-	return collectSecretRefs(inner, names)
+	return nil
 }
 
 func collectInField(fd protoreflect.FieldDescriptor, v protoreflect.Value, names map[string]bool) error {
