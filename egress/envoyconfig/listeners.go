@@ -24,8 +24,9 @@ func (b *builder) listener(l *ir.Listener) (*listenerv3.Listener, error) {
 		return nil, fmt.Errorf("listener %q: %w", l.Name, err)
 	}
 	out := &listenerv3.Listener{Name: l.Name, Address: socketAddress(b.opts.ListenAddress, l.Port)}
+	parts := &chainParts{gateway: b.gw.Name, listener: l.Name}
 	for _, plan := range chainPlans(l) {
-		chain, err := b.filterChain(l, plan)
+		chain, err := b.filterChain(l, plan, parts)
 		if err != nil {
 			return nil, fmt.Errorf("listener %q: %w", l.Name, err)
 		}
@@ -41,8 +42,8 @@ func (b *builder) listener(l *ir.Listener) (*listenerv3.Listener, error) {
 
 // filterChain is one chain: its connection manager, behind TLS when the listener
 // terminates it.
-func (b *builder) filterChain(l *ir.Listener, plan chainPlan) (*listenerv3.FilterChain, error) {
-	hcm, err := b.connectionManager(l, plan)
+func (b *builder) filterChain(l *ir.Listener, plan chainPlan, parts *chainParts) (*listenerv3.FilterChain, error) {
+	hcm, err := b.connectionManager(l, plan, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (b *builder) filterChain(l *ir.Listener, plan chainPlan) (*listenerv3.Filte
 
 // connectionManager is the HTTP connection manager of one filter chain, packed for its
 // filter. Routes come by RDS (inline in a static bootstrap, and for the deny chains).
-func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any, error) {
+func (b *builder) connectionManager(l *ir.Listener, plan chainPlan, parts *chainParts) (*anypb.Any, error) {
 	hcm := &hcmv3.HttpConnectionManager{
 		StatPrefix: l.Name,
 		CodecType:  hcmv3.HttpConnectionManager_AUTO,
@@ -77,17 +78,17 @@ func (b *builder) connectionManager(l *ir.Listener, plan chainPlan) (*anypb.Any,
 		// The Host reaches the upstream as the client sent it, port included (Gateway
 		// API requires it, even for the gateway's own port); route tables match hosts
 		// ignoring ports (routes.go).
-		LocalReplyConfig: invalidShareReply(),
+		LocalReplyConfig: parts.reply(),
 	}
 	if l.ForwardProxy {
 		allowConnect(hcm)
 	}
 	var err error
-	if hcm.HttpFilters, err = httpFilters(); err != nil {
+	if hcm.HttpFilters, err = parts.filters(); err != nil {
 		return nil, err
 	}
 	if l.AccessLog {
-		log, err := auditLog(b.gw.Name, l.Name, plan.name == unknownCallerChain)
+		log, err := parts.auditLog(plan.name == unknownCallerChain)
 		if err != nil {
 			return nil, err
 		}
