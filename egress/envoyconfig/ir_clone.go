@@ -47,12 +47,19 @@ func cloneListenerHead(l *ir.Listener) *ir.Listener {
 	return &ir.Listener{
 		Name: l.Name, Port: l.Port, TLS: clonePtr(l.TLS, cloneListenerTLS),
 		Isolated: l.Isolated, AccessLog: l.AccessLog, ForwardProxy: l.ForwardProxy, Callers: slices.Clone(l.Callers),
-		Tenants: cloneEach(l.Tenants, cloneTenant), Kind: l.Kind, Streams: cloneEach(l.Streams, cloneStreamRoute),
+		Tenants: cloneEach(l.Tenants, cloneTenantHead), Kind: l.Kind, Streams: cloneEach(l.Streams, cloneStreamRoute),
 	}
 }
 
+// cloneTenantHead copies what a listener is built from of a tenant (equalTenantHead).
+func cloneTenantHead(t *ir.Tenant) ir.Tenant {
+	return ir.Tenant{Namespace: t.Namespace, Streams: cloneEach(t.Streams, cloneStreamRoute)}
+}
+
 func cloneTenant(t *ir.Tenant) ir.Tenant {
-	return ir.Tenant{Namespace: t.Namespace, VirtualHosts: cloneEach(t.VirtualHosts, cloneVirtualHost), Streams: cloneEach(t.Streams, cloneStreamRoute)}
+	out := cloneTenantHead(t)
+	out.VirtualHosts = cloneEach(t.VirtualHosts, cloneVirtualHost)
+	return out
 }
 
 func cloneStreamRoute(r *ir.StreamRoute) ir.StreamRoute {
@@ -65,6 +72,7 @@ func cloneStreamRoute(r *ir.StreamRoute) ir.StreamRoute {
 func cloneListener(l *ir.Listener) *ir.Listener {
 	out := cloneListenerHead(l)
 	out.VirtualHosts = cloneEach(l.VirtualHosts, cloneVirtualHost)
+	out.Tenants = cloneEach(l.Tenants, cloneTenant)
 	return out
 }
 

@@ -20,23 +20,24 @@ type node struct {
 	v    reflect.Value
 }
 
-// nodes lists the places of v in a fixed order, skipping top-level fields in skip.
+// nodes lists the places of v in a fixed order, leaving out the fields whose paths
+// (".VirtualHosts", ".Tenants[0].VirtualHosts") are in skip.
 func nodes(v reflect.Value, path string, skip map[string]bool) []node {
 	var out []node
 	switch v.Kind() {
 	case reflect.Pointer:
 		out = append(out, node{path, v})
-		out = append(out, nodes(v.Elem(), path, nil)...)
+		out = append(out, nodes(v.Elem(), path, skip)...)
 	case reflect.Slice:
 		out = append(out, node{path, v})
 		if v.Type().Elem().Kind() != reflect.Uint8 { // a []byte is one leaf
-			out = append(out, nodes(v.Index(0), path+"[0]", nil)...)
+			out = append(out, nodes(v.Index(0), path+"[0]", skip)...)
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			name := v.Type().Field(i).Name
+			name := path + "." + v.Type().Field(i).Name
 			if !skip[name] {
-				out = append(out, nodes(v.Field(i), path+"."+name, nil)...)
+				out = append(out, nodes(v.Field(i), name, skip)...)
 			}
 		}
 	default:
@@ -81,9 +82,9 @@ type equalityCase struct {
 
 func equalityCases() []equalityCase {
 	return []equalityCase{
-		{"cluster settings", newOf[ir.Cluster], eq(equalClusterSettings), map[string]bool{"Endpoints": true}},
+		{"cluster settings", newOf[ir.Cluster], eq(equalClusterSettings), map[string]bool{".Endpoints": true}},
 		{"secret", newOf[ir.Secret], eq(equalSecret), nil},
-		{"listener head", newOf[ir.Listener], eq(equalListenerHead), map[string]bool{"VirtualHosts": true}},
+		{"listener head", newOf[ir.Listener], eq(equalListenerHead), listenerTables},
 		{"listener", newOf[ir.Listener], eq(equalListener), nil},
 	}
 }
@@ -129,7 +130,7 @@ func TestCloneIsDeep(t *testing.T) {
 		{"cluster", newOf[ir.Cluster], cl(cloneCluster), nil},
 		{"secret", newOf[ir.Secret], cl(cloneSecret), nil},
 		{"listener", newOf[ir.Listener], cl(cloneListener), nil},
-		{"listener head", newOf[ir.Listener], cl(cloneListenerHead), map[string]bool{"VirtualHosts": true}},
+		{"listener head", newOf[ir.Listener], cl(cloneListenerHead), listenerTables},
 	}
 	for _, c := range clones {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,14 +158,73 @@ func cl[T any](f func(*T) *T) func(reflect.Value) reflect.Value {
 	return func(v reflect.Value) reflect.Value { return reflect.ValueOf(f(v.Interface().(*T))) }
 }
 
-// skipped is v with the named top-level fields zeroed.
+// listenerTables are the fields of a listener that go to route configurations, not to
+// the listener resource (equalListenerHead).
+var listenerTables = map[string]bool{".VirtualHosts": true, ".Tenants[0].VirtualHosts": true}
+
+// skipped is a deep copy of v (a filled value: one element per slice) with the fields
+// at the paths in skip zeroed.
 func skipped(v reflect.Value, skip map[string]bool) any {
 	out := reflect.New(v.Elem().Type())
-	out.Elem().Set(v.Elem())
-	for name := range skip {
-		out.Elem().FieldByName(name).SetZero()
+	deepCopy(out.Elem(), v.Elem())
+	for path := range skip {
+		zeroAt(out.Elem(), path)
 	}
 	return out.Interface()
+}
+
+// zeroAt zeroes the field at path (".Tenants[0].VirtualHosts") of v, if v has one there.
+func zeroAt(v reflect.Value, path string) {
+	for path != "" {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		if rest, ok := strings.CutPrefix(path, "[0]"); ok {
+			if v.Len() == 0 {
+				return
+			}
+			v, path = v.Index(0), rest
+			continue
+		}
+		name, rest, _ := strings.Cut(path[1:], ".")
+		name, index, indexed := strings.Cut(name, "[")
+		v, path = v.FieldByName(name), rest
+		if path != "" {
+			path = "." + path
+		}
+		if indexed {
+			path = "[" + index + path
+		}
+	}
+	v.SetZero()
+}
+
+// deepCopy copies src into dst, following pointers and slices, so that zeroing a field
+// of the copy leaves src as it was.
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if !src.IsNil() {
+			dst.Set(reflect.New(src.Type().Elem()))
+			deepCopy(dst.Elem(), src.Elem())
+		}
+	case reflect.Slice:
+		if !src.IsNil() {
+			dst.Set(reflect.MakeSlice(src.Type(), src.Len(), src.Len()))
+			for i := range src.Len() {
+				deepCopy(dst.Index(i), src.Index(i))
+			}
+		}
+	case reflect.Struct:
+		for i := range src.NumField() {
+			deepCopy(dst.Field(i), src.Field(i))
+		}
+	default:
+		dst.Set(src)
+	}
 }
 
 // TestFillReachesEveryField guards the helpers themselves: a type they could not fill
