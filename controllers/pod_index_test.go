@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
 func indexPod(ns, name, sa, ip string) *corev1.Pod {
@@ -26,8 +28,8 @@ func indexPod(ns, name, sa, ip string) *corev1.Pod {
 }
 
 // TestPodIndexKeepsTheCallerTableOfItsEvents: the caller table built from the index's
-// events is the one translate.Callers builds from the same pods, through every kind of
-// change a pod goes through.
+// events is the one expected, and the one translate.Callers builds from the pods the
+// events leave, through every kind of change a pod goes through.
 func TestPodIndexKeepsTheCallerTableOfItsEvents(t *testing.T) {
 	host := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	terminating := indexPod("a", "web", "", "10.0.0.1")
@@ -73,14 +75,21 @@ func TestPodIndexKeepsTheCallerTableOfItsEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := newPodIndex()
+			left := map[string]corev1.Pod{}
 			for _, p := range tt.set {
 				x.set(p)
+				left[p.Namespace+"/"+p.Name] = *p
 			}
 			for _, p := range tt.remove {
 				x.remove(p)
+				delete(left, p.Namespace+"/"+p.Name)
 			}
-			if got := x.callers(host); !slices.Equal(got, tt.want) {
+			got := x.callers(host)
+			if !slices.Equal(got, tt.want) {
 				t.Errorf("callers = %+v\nwant %+v", got, tt.want)
+			}
+			if listed := translate.Callers(slices.Collect(maps.Values(left)), host); !slices.Equal(got, listed) {
+				t.Errorf("callers = %+v\nfrom the pods left: %+v", got, listed)
 			}
 		})
 	}

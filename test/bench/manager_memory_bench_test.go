@@ -62,6 +62,7 @@ func measureManagerMemory(b *testing.B, w workload) {
 	for unit, v := range map[string]float64{
 		"idle-rss-MiB": idle.rss, "idle-heap-MiB": idle.heap, "rss-MiB": loaded.rss, "hwm-MiB": loaded.hwm, "heap-MiB": loaded.heap,
 		"pods-rss-MiB": pods.rss, "pods-hwm-MiB": pods.hwm, "pods-heap-MiB": pods.heap,
+		"anon-peak-MiB": loaded.anonPeak, "pods-anon-peak-MiB": pods.anonPeak,
 		"pods-added-rss-MiB": pods.rss - loaded.rss, "pods-added-heap-MiB": pods.heap - loaded.heap,
 		"create-s": loaded.create.Seconds(), "settle-s": loaded.settle.Seconds(), "pods-create-s": pods.create.Seconds(),
 	} {
@@ -81,8 +82,9 @@ type memoryWorld struct {
 // memoryReading is the manager's memory after a step (MiB) and how long the step took
 // to load and to settle.
 type memoryReading struct {
-	rss, hwm, heap float64
-	create, settle time.Duration
+	// anonPeak is the peak anonymous resident memory during the step (sampleAnon).
+	rss, hwm, heap, anonPeak float64
+	create, settle           time.Duration
 }
 
 func startMemoryWorld(b *testing.B) *memoryWorld {
@@ -107,8 +109,9 @@ func (m *memoryWorld) read(b *testing.B) memoryReading {
 }
 
 // step loads objects, waits until settled says they are handled and the manager is
-// quiet, and reads its memory.
+// quiet, and reads its memory and the peak of its anonymous memory during the step.
 func (m *memoryWorld) step(b *testing.B, load, settled func()) memoryReading {
+	m.p.takeAnonPeak()
 	start := time.Now()
 	load()
 	created := time.Since(start)
@@ -116,7 +119,7 @@ func (m *memoryWorld) step(b *testing.B, load, settled func()) memoryReading {
 	m.p.waitQuiet(b, 30*time.Minute)
 	done := time.Since(start)
 	r := m.read(b)
-	r.create, r.settle = created, done-created
+	r.create, r.settle, r.anonPeak = created, done-created, m.p.takeAnonPeak()
 	return r
 }
 
