@@ -48,23 +48,36 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 			continue
 		}
 		var tunnels []tunnelTarget // nil unless a forward proxy
-		l.VirtualHosts = virtualHosts(port, g.hosts[port])
 		if l.ForwardProxy {
 			tunnels = t.tunnelTargets()
-			if !g.isolated || len(t.opts.Unrestricted) > 0 {
-				l.VirtualHosts = t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""))
-			}
+		}
+		if t.servesSharedTable(g) {
+			l.VirtualHosts = t.sharedTable(g, l, port, tunnels)
 		}
 		if g.isolated {
 			l.Tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
-			if len(t.opts.Unrestricted) == 0 {
-				l.VirtualHosts = nil // served to unrestricted callers only
-			}
 		}
 		listeners = append(listeners, *l)
 	}
 	sort.Slice(listeners, func(i, j int) bool { return listeners[i].Port < listeners[j].Port })
 	return listeners
+}
+
+// servesSharedTable tells whether a listener keeps the table of every route: on a
+// Gateway that does not isolate tenants, or for the unrestricted callers of one that
+// does. An isolating Gateway without them serves tenant tables only, so the shared
+// table, as large as every tenant's together, is not built at all.
+func (t *translator) servesSharedTable(g *gatewayContext) bool {
+	return !g.isolated || len(t.opts.Unrestricted) > 0
+}
+
+// sharedTable is the table of every route on the listener's port; a forward proxy's
+// also carries every tunnel.
+func (t *translator) sharedTable(g *gatewayContext, l *ir.Listener, port uint32, tunnels []tunnelTarget) []ir.VirtualHost {
+	if l.ForwardProxy {
+		return t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""))
+	}
+	return virtualHosts(port, g.hosts[port])
 }
 
 func protocolPrefix(p gwapiv1.ProtocolType) string {
