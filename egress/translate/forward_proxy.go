@@ -220,8 +220,8 @@ func tunnelTable(targets []tunnelTarget, ns string) []tunnelTarget {
 // namespace: the virtual hosts of its routes plus one for every tunnel domain (carrying
 // the routes of the wildcards that cover it, so plain HTTP is served as before), each
 // with its tunnels. The tunnels' clusters join the Gateway.
-func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map[string][]routeEntry, tunnels []tunnelTarget) []ir.VirtualHost {
-	all := make(map[string][]routeEntry, len(hosts)+len(tunnels))
+func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget) []ir.VirtualHost {
+	all := make(map[string][]*routeEntry, len(hosts)+len(tunnels))
 	for d, entries := range hosts {
 		all[d] = entries
 	}

@@ -23,7 +23,7 @@ type gatewayContext struct {
 	// clientCertProblem is why spec.tls.backend.clientCertificateRef cannot be used.
 	clientCertProblem *refError
 	// hosts collects, per Envoy port, the routes of each Host domain.
-	hosts map[uint32]map[string][]routeEntry
+	hosts map[uint32]map[string][]*routeEntry
 	// streams collects, per Envoy port, the TLSRoutes and TCPRoutes attached there.
 	streams map[uint32][]streamEntry
 	// refs is the number of backendRefs of the routes naming the Gateway, to size maps.
@@ -43,7 +43,7 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	g := &gatewayContext{
 		gw: gw, out: ir.Gateway{Name: nameOf(gw).String()},
 		secrets: make(map[string]ir.Secret, 2*refs), clusters: make(map[string]*ir.Cluster, refs),
-		hosts: map[uint32]map[string][]routeEntry{}, streams: map[uint32][]streamEntry{}, refs: refs,
+		hosts: map[uint32]map[string][]*routeEntry{}, streams: map[uint32][]streamEntry{}, refs: refs,
 	}
 	g.isolated, g.isolationProblem = isolation(gw, t.classes[string(gw.Spec.GatewayClassName)])
 	for i := range gw.Spec.Listeners {

@@ -190,15 +190,19 @@ func (t *translator) addParentStatus(key string, st gwapiv1.RouteParentStatus) {
 	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
 }
 
-// addRoutes files the route entries under each domain of the listener's Envoy port.
+// addRoutes files the route entries under each domain of the listener's Envoy port, by
+// reference: a route's entries are made once and every table that serves them (each
+// domain's, each tenant's) points to them instead of holding a copy of its own.
 func (g *gatewayContext) addRoutes(l *listenerContext, domains []string, entries []routeEntry) {
 	port := l.envoyPort
 	if g.hosts[port] == nil {
-		g.hosts[port] = make(map[string][]routeEntry, g.refs)
+		g.hosts[port] = make(map[string][]*routeEntry, g.refs)
 	}
 	entries = withRedirectPort(entries, l.spec.Port)
 	for _, d := range domains {
-		g.hosts[port][d] = append(g.hosts[port][d], entries...)
+		for i := range entries {
+			g.hosts[port][d] = append(g.hosts[port][d], &entries[i])
+		}
 	}
 }
 

@@ -47,8 +47,10 @@ type translator struct {
 	policyAncestors map[types.NamespacedName]map[types.NamespacedName]bool
 	// policyConflicts holds, per losing policy, the message naming the winner.
 	policyConflicts map[types.NamespacedName]string
-	// callersOfRoute memoises routeCallers.
-	callersOfRoute map[*gwapiv1.HTTPRoute][]string
+	// callersOf memoises routeCallers; namingGrants is routeCallers' namesRoutes, made
+	// on first use.
+	callersOf    map[callersKey][]string
+	namingGrants map[string]bool
 	// tunnels memoises tunnelTargets (nil until a forward proxy asks).
 	tunnels *[]tunnelTarget
 
@@ -78,7 +80,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 		serviceCache:    map[serviceKey]*translatedService{},
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
 		policyConflicts: map[types.NamespacedName]string{},
-		callersOfRoute:  map[*gwapiv1.HTTPRoute][]string{},
+		callersOf:       map[callersKey][]string{},
 		result: Result{Statuses: Statuses{
 			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},

@@ -97,7 +97,7 @@ func protocolPrefix(p gwapiv1.ProtocolType) string {
 // routes of every wildcard domain that covers it (narrower wildcards first, "*" last):
 // Gateway API gives the more specific hostname precedence but still lets a broader
 // route serve what the narrower ones do not match.
-func virtualHosts(port uint32, hosts map[string][]routeEntry) []ir.VirtualHost {
+func virtualHosts(port uint32, hosts map[string][]*routeEntry) []ir.VirtualHost {
 	domains := make([]string, 0, len(hosts))
 	for d := range hosts {
 		sortByPrecedence(hosts[d])
@@ -110,7 +110,7 @@ func virtualHosts(port uint32, hosts map[string][]routeEntry) []ir.VirtualHost {
 	for _, d := range domains {
 		vh := ir.VirtualHost{Name: prefix + d, Domains: []string{d}}
 		var seen routeNames
-		add := func(entries []routeEntry) {
+		add := func(entries []*routeEntry) {
 			for _, e := range entries {
 				if !seen.has(vh.Routes, e.ir.Name) {
 					seen.add(vh.Routes, e.ir.Name)

@@ -123,7 +123,7 @@ type routeEntry struct {
 // expressions (longest first), then the longest prefix; then a method match; then more
 // header matches; then more query matches; then the oldest route; then namespace/name;
 // then rule and match order.
-func sortByPrecedence(entries []routeEntry) {
+func sortByPrecedence(entries []*routeEntry) {
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]
 		if ka, kb := pathRank(a.ir.Match), pathRank(b.ir.Match); ka != kb {

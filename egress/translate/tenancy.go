@@ -79,13 +79,13 @@ func accessLogOn(gw *gwapiv1.Gateway) bool { return gw.Annotations[AccessLogAnno
 // precedence as the shared table. On a forward proxy (tunnels not nil) each table also
 // holds the tunnels its namespace may open, and a namespace with tunnels but no route
 // gets a table too.
-func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[string][]routeEntry, tunnels []tunnelTarget) []ir.Tenant {
-	byNS := map[string]map[string][]routeEntry{}
+func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget) []ir.Tenant {
+	byNS := map[string]map[string][]*routeEntry{}
 	for d, entries := range hosts {
 		for _, e := range entries {
 			for _, ns := range t.routeCallers(e.route) {
 				if byNS[ns] == nil {
-					byNS[ns] = map[string][]routeEntry{}
+					byNS[ns] = map[string][]*routeEntry{}
 				}
 				byNS[ns][d] = append(byNS[ns][d], e)
 			}
@@ -94,7 +94,7 @@ func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[stri
 	for _, tt := range tunnels {
 		for _, ns := range tt.callers {
 			if byNS[ns] == nil {
-				byNS[ns] = map[string][]routeEntry{}
+				byNS[ns] = map[string][]*routeEntry{}
 			}
 		}
 	}
@@ -115,14 +115,41 @@ func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[stri
 }
 
 // routeCallers lists the caller namespaces a route serves: its own, then those its
-// namespace admits by ReferenceGrant, sorted. It is remembered per route.
+// namespace admits by ReferenceGrant, sorted. The list is the same for every route of a
+// namespace unless one of its grants names routes one by one, so it is remembered per
+// namespace, and per route only there: ten thousand routes in a few namespaces make a
+// few lists, not ten thousand.
 func (t *translator) routeCallers(r *gwapiv1.HTTPRoute) []string {
-	if got, ok := t.callersOfRoute[r]; ok {
+	key := callersKey{namespace: r.Namespace}
+	if t.namesRoutes(r.Namespace) {
+		key.name = r.Name
+	}
+	if got, ok := t.callersOf[key]; ok {
 		return got
 	}
 	out := t.grantedCallers(r.Namespace, gwapiv1.GroupName, "HTTPRoute", r.Name)
-	t.callersOfRoute[r] = out
+	t.callersOf[key] = out
 	return out
+}
+
+// callersKey is what a route's callers depend on: its namespace and, where a grant
+// there names routes, its name.
+type callersKey struct{ namespace, name string }
+
+// namesRoutes tells whether a ReferenceGrant of the namespace admits callers to
+// HTTPRoutes by name.
+func (t *translator) namesRoutes(namespace string) bool {
+	if t.namingGrants == nil {
+		t.namingGrants = map[string]bool{}
+		for _, g := range t.grants {
+			for _, to := range g.Spec.To {
+				if to.Name != nil && string(to.Group) == gwapiv1.GroupName && to.Kind == "HTTPRoute" {
+					t.namingGrants[g.Namespace] = true
+				}
+			}
+		}
+	}
+	return t.namingGrants[namespace]
 }
 
 // isolationCondition is the Gateway's ConditionTenantIsolation: whether it isolates,
