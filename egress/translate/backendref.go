@@ -51,7 +51,7 @@ func (t *translator) routeBackends(g *gatewayContext, r *gwapiv1.HTTPRoute, rule
 		if weight == 0 {
 			continue
 		}
-		wc, err := t.resolveBackendRef(g, r, ref)
+		wc, err := t.resolveBackendRef(g, r.Namespace, ref.BackendObjectReference)
 		if err != nil {
 			st.fail(err.reason, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", ruleIdx, i, err.msg))
 			out.InvalidWeight += weight
@@ -92,10 +92,17 @@ func unavailableKind(rule gwapiv1.HTTPRouteRule, firstProblem string) string {
 	return "every backendRef has weight 0"
 }
 
-// resolveBackendRef finds the cluster for one backendRef, adding it (and its secrets) to
-// the Gateway.
-func (t *translator) resolveBackendRef(g *gatewayContext, r *gwapiv1.HTTPRoute, ref gwapiv1.HTTPBackendRef) (ir.WeightedCluster, *refError) {
-	target, kind, rerr := t.backendRefTarget("HTTPRoute", r.Namespace, ref.BackendObjectReference)
+// resolveBackendRef finds the cluster for one backendRef of an HTTPRoute in namespace
+// ns, adding it (and its secrets) to the Gateway. What it resolved to is noted for the
+// Gateway's route side (route_side.go).
+func (t *translator) resolveBackendRef(g *gatewayContext, ns string, ref gwapiv1.BackendObjectReference) (ir.WeightedCluster, *refError) {
+	wc, rerr := t.resolveBackendTarget(g, ns, ref)
+	g.record.noteRef(ns, ref, wc.Cluster, rerr)
+	return wc, rerr
+}
+
+func (t *translator) resolveBackendTarget(g *gatewayContext, ns string, ref gwapiv1.BackendObjectReference) (ir.WeightedCluster, *refError) {
+	target, kind, rerr := t.backendRefTarget("HTTPRoute", ns, ref)
 	if rerr != nil {
 		return ir.WeightedCluster{}, rerr
 	}

@@ -42,6 +42,8 @@ type Cache struct {
 	backendStatuses map[types.NamespacedName]*statusEntry
 	// orders holds the sorted names of maps a translation sorts (see sorted_order.go).
 	orders map[string]*orderEntry
+	// routeSides are the Gateways' route sides by "namespace/name" (route_side.go).
+	routeSides map[string]*routeSide
 }
 
 // pairEntry is what parsing one chain and key told.
@@ -67,7 +69,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}}
+	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, routeSides: map[string]*routeSide{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -90,6 +92,7 @@ func (c *Cache) sweep() {
 	sweepTable(c.backends, c.epoch)
 	sweepTable(c.backendStatuses, c.epoch)
 	sweepTable(c.orders, c.epoch)
+	sweepTable(c.routeSides, c.epoch)
 }
 
 // entry is what every table of the Cache holds: something that knows the last epoch
@@ -101,6 +104,7 @@ func (e *bundleEntry) lastUse() *uint64  { return &e.used }
 func (e *orderEntry) lastUse() *uint64   { return &e.used }
 func (e *unitEntry[V]) lastUse() *uint64 { return &e.used }
 func (e *statusEntry) lastUse() *uint64  { return &e.used }
+func (e *routeSide) lastUse() *uint64    { return &e.used }
 
 // take returns the entry under k, if any, marked as used by epoch.
 func take[K comparable, E entry](c *Cache, m map[K]E, k K, epoch uint64) (E, bool) {
@@ -195,4 +199,20 @@ func (c *Cache) caBundle(epoch uint64, data []byte) error {
 	c.bundles[h] = &bundleEntry{data: data, used: epoch, err: err}
 	c.mu.Unlock()
 	return err
+}
+
+// routeSide returns the kept route side of a Gateway, or nil.
+func (c *Cache) routeSide(gateway string, epoch uint64) *routeSide {
+	e, _ := take(c, c.routeSides, gateway, epoch)
+	return e
+}
+
+func (c *Cache) storeRouteSide(gateway string, e *routeSide) {
+	put(c, c.routeSides, gateway, e)
+}
+
+func (c *Cache) forgetRouteSide(gateway string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.routeSides, gateway)
 }

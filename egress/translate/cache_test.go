@@ -37,11 +37,11 @@ func compareWithCold(t *testing.T, step string, cache *Cache, versions *apiVersi
 
 // apiVersions versions objects as the API server does: an object keeps its UID, and
 // gets a new resourceVersion whenever anything in it changes and, for a Backend, a new
-// generation whenever its spec changes.
+// generation whenever its spec changes; an HTTPRoute, too.
 type apiVersions struct {
 	next        int
 	content     map[string]string // kind/namespace/name (and "spec" for a generation) → JSON
-	generations map[string]int64  // Backend namespace/name → generation
+	generations map[string]int64  // kind/namespace/name → generation
 }
 
 func newAPIVersions() *apiVersions {
@@ -52,12 +52,16 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	t.Helper()
 	for i := range res.Backends {
 		b := &res.Backends[i]
-		name := b.Namespace + "/" + b.Name
-		if v.changed(t, "Backend/spec", b, b.Spec) {
-			v.generations[name]++
-		}
-		b.Generation = v.generations[name]
+		b.Generation = v.generation(t, "Backend", b, b.Spec)
 		v.version(t, "Backend", b, b)
+	}
+	for i := range res.HTTPRoutes {
+		r := &res.HTTPRoutes[i]
+		r.Generation = v.generation(t, "HTTPRoute", r, r.Spec)
+		v.version(t, "HTTPRoute", r, r)
+	}
+	for i := range res.ReferenceGrants {
+		v.version(t, "ReferenceGrant", &res.ReferenceGrants[i], &res.ReferenceGrants[i])
 	}
 	for i := range res.Secrets {
 		v.version(t, "Secret", &res.Secrets[i], &res.Secrets[i])
@@ -65,6 +69,16 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	for i := range res.ConfigMaps {
 		v.version(t, "ConfigMap", &res.ConfigMaps[i], &res.ConfigMaps[i])
 	}
+}
+
+// generation is o's generation: a new one whenever spec differs from the last seen.
+func (v *apiVersions) generation(t *testing.T, kind string, o metav1.Object, spec any) int64 {
+	t.Helper()
+	name := kind + "/" + o.GetNamespace() + "/" + o.GetName()
+	if v.changed(t, kind+"/spec", o, spec) {
+		v.generations[name]++
+	}
+	return v.generations[name]
 }
 
 // version sets o's UID and, when the content differs from the last seen, a new

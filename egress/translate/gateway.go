@@ -34,6 +34,10 @@ type gatewayContext struct {
 	isolationProblem string
 	// proxyCondition is ConditionForwardProxy, nil without the annotation.
 	proxyCondition *metav1.Condition
+	// record collects the route side being computed, reused is the one taken from the
+	// Cache (route_side.go); at most one is set.
+	record *routeSideRecord
+	reused *routeSide
 }
 
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
@@ -54,9 +58,10 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 	accepted := t.gatewayAccepted(g)
 	t.gatewayClientCertificate(g)
 	if accepted {
-		t.attachRoutes(g)
+		t.attachHTTPRoutes(g)
 		t.attachStreamRoutes(g)
 		g.out.Listeners = t.buildListeners(g)
+		t.keepRouteSide(g)
 		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
 		g.out.Secrets = sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
 	}

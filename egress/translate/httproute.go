@@ -25,7 +25,7 @@ func (t *translator) attachRoutes(g *gatewayContext) {
 			if key == "" {
 				key = nameOf(r).String()
 			}
-			t.addParentStatus(key, t.attachRoute(g, choices, r, key, ref))
+			t.addParentStatus(g, key, t.attachRoute(g, choices, r, key, ref))
 		}
 	}
 }
@@ -56,6 +56,7 @@ func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *
 	}
 	rejectUnattached := func(reason gwapiv1.RouteConditionReason, msg string) gwapiv1.RouteParentStatus {
 		st = reject(reason, msg)
+		g.record.unkeep() // the status reads whether the refs' targets exist
 		st.Conditions = append(st.Conditions, t.unattachedRefStatus(r).condition(gen))
 		return st
 	}
@@ -186,7 +187,8 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 }
 
 // addParentStatus appends a parent status for the route named key ("namespace/name").
-func (t *translator) addParentStatus(key string, st gwapiv1.RouteParentStatus) {
+func (t *translator) addParentStatus(g *gatewayContext, key string, st gwapiv1.RouteParentStatus) {
+	g.record.noteStatus(key, st)
 	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
 }
 

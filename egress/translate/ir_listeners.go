@@ -51,12 +51,8 @@ func (t *translator) buildListeners(g *gatewayContext) []ir.Listener {
 		if l.ForwardProxy {
 			tunnels = t.tunnelTargets()
 		}
-		if t.servesSharedTable(g) {
-			l.VirtualHosts = t.sharedTable(g, l, port, tunnels)
-		}
-		if g.isolated {
-			l.Tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
-		}
+		tables := t.httpTables(g, l, port, tunnels)
+		l.VirtualHosts, l.Tenants = tables.virtualHosts, tables.tenants
 		listeners = append(listeners, *l)
 	}
 	sort.Slice(listeners, func(i, j int) bool { return listeners[i].Port < listeners[j].Port })

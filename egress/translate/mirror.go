@@ -23,8 +23,7 @@ func (t *translator) mirrors(g *gatewayContext, r *gwapiv1.HTTPRoute, ruleIdx in
 		if err != nil {
 			return nil, fmt.Errorf("%s.%v", field, err)
 		}
-		ref := gwapiv1.HTTPBackendRef{BackendRef: gwapiv1.BackendRef{BackendObjectReference: f.RequestMirror.BackendRef}}
-		wc, rerr := t.resolveBackendRef(g, r, ref)
+		wc, rerr := t.resolveBackendRef(g, r.Namespace, f.RequestMirror.BackendRef)
 		if rerr != nil {
 			st.fail(rerr.reason, field+".backendRef: "+rerr.msg)
 			continue

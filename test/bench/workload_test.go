@@ -148,7 +148,7 @@ func route(name, gateway, host string) gwapiv1.HTTPRoute {
 	ns, group, kind := gwapiv1.Namespace(gatewayNS), gwapiv1.Group(egressv1alpha1.GroupVersion.Group), gwapiv1.Kind("Backend")
 	port := gwapiv1.PortNumber(backendPort)
 	return gwapiv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appsNS, Generation: 1, ResourceVersion: "1"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appsNS, UID: types.UID("route-" + name), Generation: 1, ResourceVersion: "1"},
 		Spec: gwapiv1.HTTPRouteSpec{
 			CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: gwapiv1.ObjectName(gateway), Namespace: &ns}}},
 			Hostnames:       []gwapiv1.Hostname{gwapiv1.Hostname(host)},

@@ -1,0 +1,263 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// The route side of a Gateway is a unit (units.go) one level above the Backends: the
+// HTTPRoutes attached to it, their parent statuses, the listeners' attachedRoutes and
+// the route tables of its HTTP listeners (the shared one and every tenant's). Its inputs
+// are declared, not discovered:
+//
+//   - what the Gateway's listeners are after validation, its isolation, the
+//     controllerName, whether a shared table is served, the ReferenceGrants and, when a
+//     listener selects namespaces by label, the namespaces' labels (routeSideInputs);
+//   - the HTTPRoutes that name the Gateway, in order, by UID and generation (a route's
+//     translation reads its spec, name, namespace and creation time, never its labels,
+//     annotations or status);
+//   - for every backendRef resolved, the cluster it resolved to or why it could not be.
+//
+// The last is an early cutoff: a route reads a Backend only through the cluster name
+// its ref resolves to or the reason it does not, so a Backend whose clusters changed
+// (new TLS settings, a rotated certificate, new addresses) leaves the route side as it
+// was; only the Gateway's clusters, which are gathered again by resolving every ref,
+// change. A change among ten thousand Backends then attaches and tables no route.
+//
+// Resolving the refs again is also what puts the clusters and secrets into the Gateway
+// and tells each Backend that it is referenced, so the Backends' statuses and the
+// publisher's Backend-to-Gateway index come out as if the routes had been attached.
+// Forward-proxy listeners, whose tables carry tunnels that follow the Backends and
+// their own grants, are never kept, nor is a route side that reported a rejected route's
+// unresolved refs (it reads whether their targets exist).
+
+// routeSide is a Gateway's kept route side. It is never modified once stored; its
+// tables and statuses are shared by every Result that reuses it (a Result is read-only).
+type routeSide struct {
+	used     uint64
+	inputs   string
+	routes   []routeSeen
+	refs     []refSeen
+	statuses []parentSeen
+	attached []int32 // per listener, in the Gateway's order
+	tables   map[uint32]httpTables
+}
+
+// routeSeen is a route's identity: its spec is pinned by its generation.
+type routeSeen struct {
+	uid        types.UID
+	generation int64
+}
+
+// refSeen is one backendRef of a route (or of a mirror filter) and what it resolved to.
+type refSeen struct {
+	namespace string
+	ref       gwapiv1.BackendObjectReference
+	cluster   string
+	problem   refError // zero when the ref resolved
+}
+
+// parentSeen is one RouteParentStatus, in the order translation filed it.
+type parentSeen struct {
+	key    string
+	status gwapiv1.RouteParentStatus
+}
+
+// httpTables are the route tables of one Envoy port.
+type httpTables struct {
+	virtualHosts []ir.VirtualHost
+	tenants      []ir.Tenant
+}
+
+// routeSideRecord collects what a Gateway's route side reads and makes while it is
+// computed. A nil record notes nothing.
+type routeSideRecord struct {
+	routeSide
+	unkept bool
+}
+
+func (r *routeSideRecord) noteRef(ns string, ref gwapiv1.BackendObjectReference, cluster string, e *refError) {
+	if r == nil {
+		return
+	}
+	seen := refSeen{namespace: ns, ref: ref, cluster: cluster}
+	if e != nil {
+		seen.problem = *e
+	}
+	r.refs = append(r.refs, seen)
+}
+
+func (r *routeSideRecord) noteStatus(key string, st gwapiv1.RouteParentStatus) {
+	if r != nil {
+		r.statuses = append(r.statuses, parentSeen{key: key, status: st})
+	}
+}
+
+// unkeep notes that the route side read something that is not among its inputs.
+func (r *routeSideRecord) unkeep() {
+	if r != nil {
+		r.unkept = true
+	}
+}
+
+// attachHTTPRoutes attaches the Gateway's HTTPRoutes, or takes its route side from the
+// Cache when every input is as it was and every ref resolves as it did.
+func (t *translator) attachHTTPRoutes(g *gatewayContext) {
+	inputs, routes, keep := t.routeSideInputs(g)
+	if !keep {
+		t.attachRoutes(g)
+		return
+	}
+	if e := t.cache.routeSide(g.out.Name, t.epoch); e != nil && e.inputs == inputs && slices.Equal(e.routes, routes) {
+		if t.replayRouteSide(g, e) {
+			return
+		}
+		// A ref resolves otherwise: what the replay added is added again below.
+		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
+	}
+	g.record = &routeSideRecord{routeSide: routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}}
+	t.attachRoutes(g)
+	for _, l := range g.listeners {
+		g.record.attached = append(g.record.attached, l.attachedRoutes)
+	}
+}
+
+// replayRouteSide resolves the kept refs again, in their order, and files the kept
+// statuses and counts; buildListeners takes the kept tables. It returns false, having
+// filed nothing, as soon as a ref resolves to another cluster or for another reason.
+func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
+	for i := range e.refs {
+		seen := &e.refs[i]
+		wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
+		if wc.Cluster != seen.cluster || !sameProblem(rerr, seen.problem) {
+			return false
+		}
+	}
+	for _, s := range e.statuses {
+		t.addParentStatus(g, s.key, s.status)
+	}
+	for i, n := range e.attached {
+		g.listeners[i].attachedRoutes = n
+	}
+	g.reused = e
+	return true
+}
+
+func sameProblem(e *refError, seen refError) bool {
+	if e == nil {
+		return seen.reason == ""
+	}
+	return *e == seen
+}
+
+// httpTables returns the route tables of an HTTP listener's port: the shared one where
+// it is served and, on an isolating Gateway, every tenant's. A reused route side gives
+// its own.
+func (t *translator) httpTables(g *gatewayContext, l *ir.Listener, port uint32, tunnels []tunnelTarget) httpTables {
+	if g.reused != nil {
+		return g.reused.tables[port]
+	}
+	var out httpTables
+	if t.servesSharedTable(g) {
+		out.virtualHosts = t.sharedTable(g, l, port, tunnels)
+	}
+	if g.isolated {
+		out.tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
+	}
+	if g.record != nil {
+		g.record.tables[port] = out
+	}
+	return out
+}
+
+// keepRouteSide stores the route side just computed or, when it read something beyond
+// its inputs, forgets the Gateway's.
+func (t *translator) keepRouteSide(g *gatewayContext) {
+	if g.record == nil {
+		return
+	}
+	if g.record.unkept {
+		t.cache.forgetRouteSide(g.out.Name)
+		return
+	}
+	side := g.record.routeSide
+	side.used = t.epoch
+	t.cache.storeRouteSide(g.out.Name, &side)
+}
+
+// routeSideInputs describes everything the route side reads besides the routes and what
+// their refs resolve to, and lists the routes naming the Gateway. keep is false when a
+// route or grant has no identity or a listener is a forward proxy.
+func (t *translator) routeSideInputs(g *gatewayContext) (inputs string, routes []routeSeen, keep bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "controller %s isolated %t shared %t\n", t.opts.ControllerName, g.isolated, t.servesSharedTable(g))
+	selectors := false
+	for _, l := range g.listeners {
+		spec, err := json.Marshal(l.spec)
+		if err != nil || l.forwardProxy {
+			return "", nil, false
+		}
+		kinds, err := json.Marshal(l.supportedKinds)
+		if err != nil {
+			return "", nil, false
+		}
+		fmt.Fprintf(&b, "listener %s port %d valid %t served %t namespace %s kinds %s\n", spec, l.envoyPort, l.valid(), l.served(), l.gatewayNamespace, kinds)
+		selectors = selectors || selectsNamespaces(l.spec)
+	}
+	for _, gr := range t.grants {
+		if gr.UID == "" || gr.ResourceVersion == "" {
+			return "", nil, false
+		}
+		fmt.Fprintf(&b, "grant %s %s\n", gr.UID, gr.ResourceVersion)
+	}
+	if selectors {
+		t.writeNamespaceLabels(&b)
+	}
+	routes, keep = t.routesNaming(g.gw)
+	return b.String(), routes, keep
+}
+
+func selectsNamespaces(l *gwapiv1.Listener) bool {
+	ar := l.AllowedRoutes
+	return ar != nil && ar.Namespaces != nil && ar.Namespaces.From != nil && *ar.Namespaces.From == gwapiv1.NamespacesFromSelector
+}
+
+// writeNamespaceLabels writes every namespace's labels, in order.
+func (t *translator) writeNamespaceLabels(b *strings.Builder) {
+	names := make([]string, 0, len(t.namespaceLabel))
+	for ns := range t.namespaceLabel {
+		names = append(names, ns)
+	}
+	sort.Strings(names)
+	for _, ns := range names {
+		labels, err := json.Marshal(t.namespaceLabel[ns]) // map keys in order
+		if err != nil {
+			labels = []byte(fmt.Sprint(err))
+		}
+		fmt.Fprintf(b, "namespace %s %s\n", ns, labels)
+	}
+}
+
+// routesNaming lists the identities of the routes with a parentRef to gw, in
+// translation order; false when one has none.
+func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, bool) {
+	var out []routeSeen
+	for _, r := range t.routes {
+		if !slices.ContainsFunc(r.Spec.ParentRefs, func(ref gwapiv1.ParentReference) bool { return refersToGateway(ref, r.Namespace, gw) }) {
+			continue
+		}
+		if r.UID == "" || r.Generation == 0 {
+			return nil, false
+		}
+		out = append(out, routeSeen{uid: r.UID, generation: r.Generation})
+	}
+	return out, true
+}

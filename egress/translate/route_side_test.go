@@ -1,0 +1,118 @@
+package translate
+
+import (
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// TestRouteSideFollowsItsInputs changes, one step after the other, each kind of input
+// of a Gateway's route side and things that are not among them. After every step the
+// translation with the warm Cache must equal a cold one, and the route side must have
+// been taken from the Cache exactly when the step changed none of its inputs; a route
+// side that read what is not among them (a refused route's refs) is not kept.
+func TestRouteSideFollowsItsInputs(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
+	backend := func(ns string) *egressv1alpha1.Backend { return findBackend(t, res, ns, "api") }
+	route := func(ns string) *gwapiv1.HTTPRoute { return findRoute(t, res, ns, "api") }
+	steps := []struct {
+		name string
+		edit func()
+		want routeSideOutcome
+	}{
+		{"first translation", func() {}, computed},
+		{"unchanged", func() {}, reused},
+		{"a Backend's destination moves: its cluster changes, not its name", func() {
+			backend("team-a").Spec.Destination.FQDN.Hostname = "api2.example.com"
+		}, reused},
+		{"the DNS guard vets another address", func() {
+			addrs["api2.example.com"] = resolved("203.0.113.20")
+		}, reused},
+		{"a Backend's only port moves: the ref still names it", func() {
+			backend("team-b").Spec.Destination.Ports[0].Port = 9090
+		}, reused},
+		{"only a route's labels change", func() { route("team-a").Labels = map[string]string{"team": "a"} }, reused},
+		{"a Backend's port is renamed: the route's cluster is another", func() {
+			backend("team-b").Spec.Destination.Ports[0].Name = "web"
+		}, computed},
+		{"a Backend gets a second port: the route's ref no longer resolves", func() {
+			b := backend("team-b")
+			b.Spec.Destination.Ports = append(b.Spec.Destination.Ports, egressv1alpha1.BackendPort{Name: "alt", Port: 9091, Protocol: egressv1alpha1.PortProtocolHTTP})
+		}, computed},
+		{"a route gets a header match", func() {
+			route("team-a").Spec.Rules[0].Matches = []gwapiv1.HTTPRouteMatch{{Headers: []gwapiv1.HTTPHeaderMatch{{Name: "x-team", Value: "a"}}}}
+		}, computed},
+		{"the grant admitting team-c goes", func() { res.ReferenceGrants = res.ReferenceGrants[1:] }, computed},
+		{"the listener takes a hostname", func() {
+			h := gwapiv1.Hostname("*.example.com")
+			res.Gateways[0].Spec.Listeners[0].Hostname = &h
+		}, computed},
+		{"unchanged after all that", func() {}, reused},
+		{"a Backend is deleted", func() { res.Backends = res.Backends[1:] }, computed},
+		{"the listener admits routes of its own namespace only: the routes are refused", func() {
+			same := gwapiv1.NamespacesFromSame
+			res.Gateways[0].Spec.Listeners[0].AllowedRoutes.Namespaces.From = &same
+		}, unkept},
+		{"the listener admits every namespace again", func() {
+			all := gwapiv1.NamespacesFromAll
+			res.Gateways[0].Spec.Listeners[0].AllowedRoutes.Namespaces.From = &all
+		}, computed},
+	}
+	cache, versions := NewCache(), newAPIVersions()
+	for _, step := range steps {
+		step.edit()
+		before := cache.routeSides["gw/egress"]
+		compareWithCold(t, step.name, cache, versions, res, addrs, opts)
+		after := cache.routeSides["gw/egress"]
+		got := computed
+		switch {
+		case after == nil:
+			got = unkept
+		case after == before:
+			got = reused
+		}
+		if got != step.want {
+			t.Errorf("%s: the route side was %s, want %s", step.name, got, step.want)
+		}
+	}
+}
+
+// routeSideOutcome is what a translation did with a Gateway's route side.
+type routeSideOutcome string
+
+const (
+	reused   routeSideOutcome = "reused"
+	computed routeSideOutcome = "computed and kept"
+	unkept   routeSideOutcome = "computed and not kept"
+)
+
+func resolved(ip string) egress.Resolution {
+	return egress.Resolution{State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr(ip)}}}
+}
+
+func findBackend(t *testing.T, res *egress.Resources, ns, name string) *egressv1alpha1.Backend {
+	t.Helper()
+	for i := range res.Backends {
+		if b := &res.Backends[i]; b.Namespace == ns && b.Name == name {
+			return b
+		}
+	}
+	t.Fatalf("no Backend %s/%s", ns, name)
+	return nil
+}
+
+func findRoute(t *testing.T, res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
+	t.Helper()
+	for i := range res.HTTPRoutes {
+		if r := &res.HTTPRoutes[i]; r.Namespace == ns && r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no HTTPRoute %s/%s", ns, name)
+	return nil
+}
