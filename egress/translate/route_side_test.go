@@ -18,8 +18,8 @@ import (
 // side that read what is not among them (a refused route's refs) is not kept.
 func TestRouteSideFollowsItsInputs(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
-	backend := func(ns string) *egressv1alpha1.Backend { return findBackend(t, res, ns, "api") }
-	route := func(ns string) *gwapiv1.HTTPRoute { return findRoute(t, res, ns, "api") }
+	backend := func(ns string) *egressv1alpha1.Backend { return findNamed(t, res.Backends, ns, "api") }
+	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, res.HTTPRoutes, ns, "api") }
 	steps := []struct {
 		name string
 		edit func()
@@ -95,24 +95,17 @@ func resolved(ip string) egress.Resolution {
 	return egress.Resolution{State: egress.ResolutionResolved, Vetted: []egress.VettedAddress{{IP: netip.MustParseAddr(ip)}}}
 }
 
-func findBackend(t *testing.T, res *egress.Resources, ns, name string) *egressv1alpha1.Backend {
+// findNamed returns the object of items with that namespace and name.
+func findNamed[T any, P interface {
+	*T
+	object
+}](t *testing.T, items []T, ns, name string) P {
 	t.Helper()
-	for i := range res.Backends {
-		if b := &res.Backends[i]; b.Namespace == ns && b.Name == name {
-			return b
+	for i := range items {
+		if o := P(&items[i]); o.GetNamespace() == ns && o.GetName() == name {
+			return o
 		}
 	}
-	t.Fatalf("no Backend %s/%s", ns, name)
-	return nil
-}
-
-func findRoute(t *testing.T, res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
-	t.Helper()
-	for i := range res.HTTPRoutes {
-		if r := &res.HTTPRoutes[i]; r.Namespace == ns && r.Name == name {
-			return r
-		}
-	}
-	t.Fatalf("no HTTPRoute %s/%s", ns, name)
+	t.Fatalf("no %T named %s/%s", items, ns, name)
 	return nil
 }
