@@ -210,9 +210,3 @@ func (c *Cache) routeSide(gateway string, epoch uint64) *routeSide {
 func (c *Cache) storeRouteSide(gateway string, e *routeSide) {
 	put(c, c.routeSides, gateway, e)
 }
-
-func (c *Cache) forgetRouteSide(gateway string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.routeSides, gateway)
-}

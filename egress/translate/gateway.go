@@ -36,7 +36,7 @@ type gatewayContext struct {
 	proxyCondition *metav1.Condition
 	// record collects the route side being computed, reused is the one taken from the
 	// Cache (route_side.go); at most one is set.
-	record *routeSideRecord
+	record *routeSide
 	reused *routeSide
 }
 

@@ -56,8 +56,7 @@ func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *
 	}
 	rejectUnattached := func(reason gwapiv1.RouteConditionReason, msg string) gwapiv1.RouteParentStatus {
 		st = reject(reason, msg)
-		g.record.unkeep() // the status reads whether the refs' targets exist
-		st.Conditions = append(st.Conditions, t.unattachedRefStatus(r).condition(gen))
+		st.Conditions = append(st.Conditions, t.unattachedRefStatus(g, r).condition(gen))
 		return st
 	}
 	selected, allowed := t.chooseListeners(g, choices, ref, r.Namespace, httpRouteKind.Kind)

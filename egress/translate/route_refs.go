@@ -13,14 +13,16 @@ import (
 // Gateway API reports ResolvedRefs for every parent, attached or not, so a user reading
 // a NotAllowedByListeners route still learns whether its references are sound. Unlike
 // routeBackends it builds nothing: a route that is not attached must not put a cluster
-// into Envoy or mark a Backend as used.
-func (t *translator) unattachedRefStatus(r *gwapiv1.HTTPRoute) refStatus {
+// into Envoy or mark a Backend as used. Whether each target exists is noted for the
+// Gateway's route side (route_side.go).
+func (t *translator) unattachedRefStatus(g *gatewayContext, r *gwapiv1.HTTPRoute) refStatus {
 	var st refStatus
 	for i, rule := range r.Spec.Rules {
 		for j, ref := range rule.BackendRefs {
 			target, kind, rerr := t.backendRefTarget("HTTPRoute", r.Namespace, ref.BackendObjectReference)
 			if rerr == nil {
 				rerr = t.checkRefExists(target, kind)
+				g.record.noteExists(target, kind, rerr == nil)
 			}
 			if rerr != nil {
 				st.fail(rerr.reason, fmt.Sprintf("rules[%d].backendRefs[%d]: %s", i, j, rerr.msg))

@@ -24,7 +24,9 @@ import (
 //   - the HTTPRoutes that name the Gateway, in order, by UID and generation (a route's
 //     translation reads its spec, name, namespace and creation time, never its labels,
 //     annotations or status);
-//   - for every backendRef resolved, the cluster it resolved to or why it could not be.
+//   - for every backendRef resolved, the cluster it resolved to or why it could not be;
+//     for every backendRef of a route that attaches nowhere, whether its target exists
+//     (its ResolvedRefs says so, and nothing else is read of it).
 //
 // The last is an early cutoff: a route reads a Backend only through the cluster name
 // its ref resolves to or the reason it does not, so a Backend whose clusters changed
@@ -36,8 +38,9 @@ import (
 // and tells each Backend that it is referenced, so the Backends' statuses and the
 // publisher's Backend-to-Gateway index come out as if the routes had been attached.
 // Forward-proxy listeners, whose tables carry tunnels that follow the Backends and
-// their own grants, are never kept, nor is a route side that reported a rejected route's
-// unresolved refs (it reads whether their targets exist).
+// their own grants, are never kept. A tenant's refused route is kept like any other, so
+// that one broken route on a shared Gateway does not make every other tenant's change
+// attach all routes again.
 
 // routeSide is a Gateway's kept route side. It is never modified once stored; its
 // tables and statuses are shared by every Result that reuses it (a Result is read-only).
@@ -46,6 +49,7 @@ type routeSide struct {
 	inputs   string
 	routes   []routeSeen
 	refs     []refSeen
+	exists   []existenceSeen
 	statuses []parentSeen
 	attached []int32 // per listener, in the Gateway's order
 	tables   map[uint32]httpTables
@@ -65,6 +69,13 @@ type refSeen struct {
 	problem   refError // zero when the ref resolved
 }
 
+// existenceSeen is whether the target of a refused route's backendRef existed.
+type existenceSeen struct {
+	target types.NamespacedName
+	kind   targetKind
+	exists bool
+}
+
 // parentSeen is one RouteParentStatus, in the order translation filed it.
 type parentSeen struct {
 	key    string
@@ -77,14 +88,10 @@ type httpTables struct {
 	tenants      []ir.Tenant
 }
 
-// routeSideRecord collects what a Gateway's route side reads and makes while it is
-// computed. A nil record notes nothing.
-type routeSideRecord struct {
-	routeSide
-	unkept bool
-}
+// The note methods collect what a route side reads and makes while it is computed; a
+// nil *routeSide notes nothing.
 
-func (r *routeSideRecord) noteRef(ns string, ref gwapiv1.BackendObjectReference, cluster string, e *refError) {
+func (r *routeSide) noteRef(ns string, ref gwapiv1.BackendObjectReference, cluster string, e *refError) {
 	if r == nil {
 		return
 	}
@@ -95,16 +102,15 @@ func (r *routeSideRecord) noteRef(ns string, ref gwapiv1.BackendObjectReference,
 	r.refs = append(r.refs, seen)
 }
 
-func (r *routeSideRecord) noteStatus(key string, st gwapiv1.RouteParentStatus) {
+func (r *routeSide) noteStatus(key string, st gwapiv1.RouteParentStatus) {
 	if r != nil {
 		r.statuses = append(r.statuses, parentSeen{key: key, status: st})
 	}
 }
 
-// unkeep notes that the route side read something that is not among its inputs.
-func (r *routeSideRecord) unkeep() {
+func (r *routeSide) noteExists(target types.NamespacedName, kind targetKind, exists bool) {
 	if r != nil {
-		r.unkept = true
+		r.exists = append(r.exists, existenceSeen{target: target, kind: kind, exists: exists})
 	}
 }
 
@@ -123,7 +129,7 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 		// A ref resolves otherwise: what the replay added is added again below.
 		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
 	}
-	g.record = &routeSideRecord{routeSide: routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}}
+	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
 	t.attachRoutes(g)
 	for _, l := range g.listeners {
 		g.record.attached = append(g.record.attached, l.attachedRoutes)
@@ -132,8 +138,14 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 
 // replayRouteSide resolves the kept refs again, in their order, and files the kept
 // statuses and counts; buildListeners takes the kept tables. It returns false, having
-// filed nothing, as soon as a ref resolves to another cluster or for another reason.
+// filed nothing, as soon as a ref resolves to another cluster or for another reason, or
+// a refused route's target has come or gone.
 func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
+	for _, seen := range e.exists {
+		if (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+			return false
+		}
+	}
 	for i := range e.refs {
 		seen := &e.refs[i]
 		wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
@@ -178,19 +190,13 @@ func (t *translator) httpTables(g *gatewayContext, l *ir.Listener, port uint32, 
 	return out
 }
 
-// keepRouteSide stores the route side just computed or, when it read something beyond
-// its inputs, forgets the Gateway's.
+// keepRouteSide stores the route side just computed.
 func (t *translator) keepRouteSide(g *gatewayContext) {
 	if g.record == nil {
 		return
 	}
-	if g.record.unkept {
-		t.cache.forgetRouteSide(g.out.Name)
-		return
-	}
-	side := g.record.routeSide
-	side.used = t.epoch
-	t.cache.storeRouteSide(g.out.Name, &side)
+	g.record.used = t.epoch
+	t.cache.storeRouteSide(g.out.Name, g.record)
 }
 
 // routeSideInputs describes everything the route side reads besides the routes and what

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -15,7 +16,7 @@ import (
 // of a Gateway's route side and things that are not among them. After every step the
 // translation with the warm Cache must equal a cold one, and the route side must have
 // been taken from the Cache exactly when the step changed none of its inputs; a route
-// side that read what is not among them (a refused route's refs) is not kept.
+// side is kept whatever its routes' fate, refused ones included.
 func TestRouteSideFollowsItsInputs(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
 	backend := func(ns string) *egressv1alpha1.Backend { return findNamed(t, res.Backends, ns, "api") }
@@ -57,7 +58,14 @@ func TestRouteSideFollowsItsInputs(t *testing.T) {
 		{"the listener admits routes of its own namespace only: the routes are refused", func() {
 			same := gwapiv1.NamespacesFromSame
 			res.Gateways[0].Spec.Listeners[0].AllowedRoutes.Namespaces.From = &same
-		}, unkept},
+		}, computed},
+		{"unchanged, every route refused", func() {}, reused},
+		{"a refused route's Backend is created again", func() {
+			res.Backends = append(res.Backends, egressv1alpha1.Backend{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"},
+				Spec:       res.Backends[0].Spec,
+			})
+		}, computed},
 		{"the listener admits every namespace again", func() {
 			all := gwapiv1.NamespacesFromAll
 			res.Gateways[0].Spec.Listeners[0].AllowedRoutes.Namespaces.From = &all
@@ -72,7 +80,7 @@ func TestRouteSideFollowsItsInputs(t *testing.T) {
 		got := computed
 		switch {
 		case after == nil:
-			got = unkept
+			got = notKept
 		case after == before:
 			got = reused
 		}
@@ -88,7 +96,7 @@ type routeSideOutcome string
 const (
 	reused   routeSideOutcome = "reused"
 	computed routeSideOutcome = "computed and kept"
-	unkept   routeSideOutcome = "computed and not kept"
+	notKept  routeSideOutcome = "not kept"
 )
 
 func resolved(ip string) egress.Resolution {
