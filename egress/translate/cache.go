@@ -42,6 +42,8 @@ type Cache struct {
 	backendStatuses map[types.NamespacedName]*statusEntry
 	// orders holds the sorted names of maps a translation sorts (see sorted_order.go).
 	orders map[string]*orderEntry
+	// nameOrders holds the sorted names of object lists (see sorted_order.go).
+	nameOrders map[string]*nameOrderEntry
 	// routeSides are the Gateways' route sides by "namespace/name" (route_side.go).
 	routeSides map[string]*routeSide
 }
@@ -69,7 +71,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, routeSides: map[string]*routeSide{}}
+	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, nameOrders: map[string]*nameOrderEntry{}, routeSides: map[string]*routeSide{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -92,6 +94,7 @@ func (c *Cache) sweep() {
 	sweepTable(c.backends, c.epoch)
 	sweepTable(c.backendStatuses, c.epoch)
 	sweepTable(c.orders, c.epoch)
+	sweepTable(c.nameOrders, c.epoch)
 	sweepTable(c.routeSides, c.epoch)
 }
 
@@ -99,12 +102,13 @@ func (c *Cache) sweep() {
 // that used it.
 type entry interface{ lastUse() *uint64 }
 
-func (e *pairEntry) lastUse() *uint64    { return &e.used }
-func (e *bundleEntry) lastUse() *uint64  { return &e.used }
-func (e *orderEntry) lastUse() *uint64   { return &e.used }
-func (e *unitEntry[V]) lastUse() *uint64 { return &e.used }
-func (e *statusEntry) lastUse() *uint64  { return &e.used }
-func (e *routeSide) lastUse() *uint64    { return &e.used }
+func (e *pairEntry) lastUse() *uint64      { return &e.used }
+func (e *bundleEntry) lastUse() *uint64    { return &e.used }
+func (e *orderEntry) lastUse() *uint64     { return &e.used }
+func (e *unitEntry[V]) lastUse() *uint64   { return &e.used }
+func (e *statusEntry) lastUse() *uint64    { return &e.used }
+func (e *routeSide) lastUse() *uint64      { return &e.used }
+func (e *nameOrderEntry) lastUse() *uint64 { return &e.used }
 
 // take returns the entry under k, if any, marked as used by epoch.
 func take[K comparable, E entry](c *Cache, m map[K]E, k K, epoch uint64) (E, bool) {

@@ -102,8 +102,7 @@ func (t *translator) index(res *egress.Resources) {
 	}
 	t.gateways = pointers(res.Gateways)
 	sortObjects(t.gateways)
-	t.routes = pointers(res.HTTPRoutes)
-	sortObjects(t.routes)
+	t.routes = sortedObjects[gwapiv1.HTTPRoute](t.cache, t.epoch, "HTTPRoutes", res.HTTPRoutes)
 	t.streamRoutes = streamRoutesOf(res)
 	t.grants = pointers(res.ReferenceGrants)
 	t.policies = pointers(res.BackendTLSPolicies)
