@@ -244,6 +244,7 @@ func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map
 
 // useTunnel adds a tunnel's cluster to the Gateway and counts its Backend as used by it.
 func (t *translator) useTunnel(g *gatewayContext, tt tunnelTarget) {
+	g.record.noteTunnel(tt.cluster.Name)
 	g.clusters[tt.cluster.Name] = tt.cluster
 	tt.tb.referenced = true
 	tt.tb.tunneled = true

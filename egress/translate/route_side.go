@@ -21,6 +21,9 @@ import (
 //   - what the Gateway's listeners are after validation, its isolation, the
 //     controllerName, whether a shared table is served, the ReferenceGrants and, when a
 //     listener selects namespaces by label, the namespaces' labels (routeSideInputs);
+//   - on a forward proxy, every tunnel a table may carry, as the tables read it:
+//     authority, cluster name, whether it has an address, the Backend's namespace and the
+//     namespaces it admits;
 //   - the HTTPRoutes that name the Gateway, in order, by UID and generation (a route's
 //     translation reads its spec, name, namespace and creation time, never its labels,
 //     annotations or status);
@@ -34,13 +37,12 @@ import (
 // was; only the Gateway's clusters, which are gathered again by resolving every ref,
 // change. A change among ten thousand Backends then attaches and tables no route.
 //
-// Resolving the refs again is also what puts the clusters and secrets into the Gateway
-// and tells each Backend that it is referenced, so the Backends' statuses and the
-// publisher's Backend-to-Gateway index come out as if the routes had been attached.
-// Forward-proxy listeners, whose tables carry tunnels that follow the Backends and
-// their own grants, are never kept. A tenant's refused route is kept like any other, so
-// that one broken route on a shared Gateway does not make every other tenant's change
-// attach all routes again.
+// Resolving the refs again, and opening again the tunnels the tables carry, is also what
+// puts the clusters and secrets into the Gateway and tells each Backend that it is
+// referenced or tunneled, so the Backends' statuses and the publisher's
+// Backend-to-Gateway index come out as if the routes had been attached and the tables
+// built. A tenant's refused route is kept like any other, so that one broken route on a
+// shared Gateway does not make every other tenant's change attach all routes again.
 
 // routeSide is a Gateway's kept route side. It is never modified once stored; its
 // tables and statuses are shared by every Result that reuses it (a Result is read-only).
@@ -50,6 +52,7 @@ type routeSide struct {
 	routes   []routeSeen
 	refs     []refSeen
 	exists   []existenceSeen
+	tunnels  []string // the clusters of the tunnels the tables opened, in order
 	statuses []parentSeen
 	attached []int32 // per listener, in the Gateway's order
 	tables   map[uint32]httpTables
@@ -108,6 +111,12 @@ func (r *routeSide) noteStatus(key string, st gwapiv1.RouteParentStatus) {
 	}
 }
 
+func (r *routeSide) noteTunnel(cluster string) {
+	if r != nil {
+		r.tunnels = append(r.tunnels, cluster)
+	}
+}
+
 func (r *routeSide) noteExists(target types.NamespacedName, kind targetKind, exists bool) {
 	if r != nil {
 		r.exists = append(r.exists, existenceSeen{target: target, kind: kind, exists: exists})
@@ -153,6 +162,9 @@ func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 			return false
 		}
 	}
+	if !t.reopenTunnels(g, e.tunnels) {
+		return false
+	}
 	for _, s := range e.statuses {
 		t.addParentStatus(g, s.key, s.status)
 	}
@@ -160,6 +172,26 @@ func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 		g.listeners[i].attachedRoutes = n
 	}
 	g.reused = e
+	return true
+}
+
+// reopenTunnels opens again the tunnels of the named clusters, as the kept tables did.
+// The tunnels are among the inputs, so each is there; false if one is not.
+func (t *translator) reopenTunnels(g *gatewayContext, clusters []string) bool {
+	if len(clusters) == 0 {
+		return true
+	}
+	byCluster := map[string]tunnelTarget{}
+	for _, tt := range t.tunnelTargets() {
+		byCluster[tt.cluster.Name] = tt
+	}
+	for _, name := range clusters {
+		tt, ok := byCluster[name]
+		if !ok {
+			return false
+		}
+		t.useTunnel(g, tt)
+	}
 	return true
 }
 
@@ -201,14 +233,14 @@ func (t *translator) keepRouteSide(g *gatewayContext) {
 
 // routeSideInputs describes everything the route side reads besides the routes and what
 // their refs resolve to, and lists the routes naming the Gateway. keep is false when a
-// route or grant has no identity or a listener is a forward proxy.
+// route or grant has no identity.
 func (t *translator) routeSideInputs(g *gatewayContext) (inputs string, routes []routeSeen, keep bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "controller %s isolated %t shared %t\n", t.opts.ControllerName, g.isolated, t.servesSharedTable(g))
-	selectors := false
+	selectors, proxy := false, false
 	for _, l := range g.listeners {
 		spec, err := json.Marshal(l.spec)
-		if err != nil || l.forwardProxy {
+		if err != nil {
 			return "", nil, false
 		}
 		kinds, err := json.Marshal(l.supportedKinds)
@@ -217,6 +249,10 @@ func (t *translator) routeSideInputs(g *gatewayContext) (inputs string, routes [
 		}
 		fmt.Fprintf(&b, "listener %s port %d valid %t served %t namespace %s kinds %s\n", spec, l.envoyPort, l.valid(), l.served(), l.gatewayNamespace, kinds)
 		selectors = selectors || selectsNamespaces(l.spec)
+		proxy = proxy || l.forwardProxy
+	}
+	if proxy {
+		t.writeTunnels(&b)
 	}
 	for _, gr := range t.grants {
 		if gr.UID == "" || gr.ResourceVersion == "" {
@@ -229,6 +265,14 @@ func (t *translator) routeSideInputs(g *gatewayContext) (inputs string, routes [
 	}
 	routes, keep = t.routesNaming(g.gw)
 	return b.String(), routes, keep
+}
+
+// writeTunnels writes what a forward proxy's tables read of each tunnel.
+func (t *translator) writeTunnels(b *strings.Builder) {
+	for _, tt := range t.tunnelTargets() {
+		fmt.Fprintf(b, "tunnel %s:%d cluster %s addressless %t namespace %s callers %s\n",
+			tt.domain, tt.port, tt.cluster.Name, len(tt.cluster.Endpoints) == 0, tt.tb.b.Namespace, strings.Join(tt.callers, ","))
+	}
 }
 
 func selectsNamespaces(l *gwapiv1.Listener) bool {

@@ -21,11 +21,7 @@ func TestRouteSideFollowsItsInputs(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
 	backend := func(ns string) *egressv1alpha1.Backend { return findNamed(t, res.Backends, ns, "api") }
 	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, res.HTTPRoutes, ns, "api") }
-	steps := []struct {
-		name string
-		edit func()
-		want routeSideOutcome
-	}{
+	runRouteSideSteps(t, res, addrs, opts, "gw/egress", []routeSideStep{
 		{"first translation", func() {}, computed},
 		{"unchanged", func() {}, reused},
 		{"a Backend's destination moves: its cluster changes, not its name", func() {
@@ -70,13 +66,48 @@ func TestRouteSideFollowsItsInputs(t *testing.T) {
 			all := gwapiv1.NamespacesFromAll
 			res.Gateways[0].Spec.Listeners[0].AllowedRoutes.Namespaces.From = &all
 		}, computed},
-	}
+	})
+}
+
+// TestRouteSideFollowsTheTunnels does the same on forward proxies, whose tables carry
+// the tunnels every usable TLS or TCP Backend port offers to the namespaces it admits.
+func TestRouteSideFollowsTheTunnels(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "forward-proxy.in.yaml"))
+	runRouteSideSteps(t, res, addrs, opts, "gw/egress", []routeSideStep{
+		{"first translation", func() {}, computed},
+		{"unchanged", func() {}, reused},
+		{"a tunnel's name resolves to another address", func() {
+			addrs["api.example.com"] = resolved("203.0.113.11")
+		}, reused},
+		{"a tunnel's name resolves to nothing", func() { delete(addrs, "api.example.com") }, computed},
+		{"it resolves again", func() { addrs["api.example.com"] = resolved("203.0.113.12") }, computed},
+		{"the grant admitting team-a to db goes", func() { res.ReferenceGrants = nil }, computed},
+		{"a Backend's TLS port goes", func() {
+			api := findNamed(t, res.Backends, "team-a", "api")
+			api.Spec.Destination.Ports = api.Spec.Destination.Ports[1:]
+		}, computed},
+		{"unchanged after all that", func() {}, reused},
+	})
+}
+
+// routeSideStep is one edit of a translation's input and what must become of the route
+// side of the Gateway the steps watch.
+type routeSideStep struct {
+	name string
+	edit func()
+	want routeSideOutcome
+}
+
+// runRouteSideSteps applies each step in turn, compares the translation with a warm
+// Cache with a cold one and the route side's outcome with the step's.
+func runRouteSideSteps(t *testing.T, res *egress.Resources, addrs egress.Addresses, opts Options, gateway string, steps []routeSideStep) {
+	t.Helper()
 	cache, versions := NewCache(), newAPIVersions()
 	for _, step := range steps {
 		step.edit()
-		before := cache.routeSides["gw/egress"]
+		before := cache.routeSides[gateway]
 		compareWithCold(t, step.name, cache, versions, res, addrs, opts)
-		after := cache.routeSides["gw/egress"]
+		after := cache.routeSides[gateway]
 		got := computed
 		switch {
 		case after == nil:
