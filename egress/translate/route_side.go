@@ -135,7 +135,8 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 		if t.replayRouteSide(g, e) {
 			return
 		}
-		// A ref resolves otherwise: what the replay added is added again below.
+		// A ref resolves otherwise: the clusters and secrets the replay gathered are
+		// gathered again below (what it told the Backends, attaching tells them too).
 		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
 	}
 	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
@@ -145,10 +146,10 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 	}
 }
 
-// replayRouteSide resolves the kept refs again, in their order, and files the kept
-// statuses and counts; buildListeners takes the kept tables. It returns false, having
-// filed nothing, as soon as a ref resolves to another cluster or for another reason, or
-// a refused route's target has come or gone.
+// replayRouteSide resolves the kept refs again, in their order, opens the kept tunnels
+// again and files the kept statuses and counts; buildListeners takes the kept tables. It
+// returns false, having filed no status, as soon as a ref resolves to another cluster or
+// for another reason, or a refused route's target has come or gone.
 func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	for _, seen := range e.exists {
 		if (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
