@@ -14,7 +14,8 @@ import (
 // everything else a Backend needs; an outcome is keyed by the very bytes checked and
 // compared in full on every hit, and only the clock-dependent part (expiry) is
 // recomputed. Units: the translation of an FQDN or IP Backend is kept with the identity
-// of everything it read, and reused only while those identities hold (units.go).
+// of everything it read, and reused only while those identities hold (units.go); a
+// Gateway's route side likewise, with its declared inputs (route_side.go).
 // Either way a cached answer is the answer translating again would give: translation
 // stays a pure function of its inputs, only faster.
 //
