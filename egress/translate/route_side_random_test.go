@@ -114,13 +114,7 @@ func editRouteRefPort(rng *rand.Rand, res *egress.Resources) string {
 		r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 		for i := range r.Spec.Rules {
 			if refs := r.Spec.Rules[i].BackendRefs; len(refs) > 0 {
-				ref := &refs[rng.IntN(len(refs))]
-				if ref.Port == nil {
-					p := gwapiv1.PortNumber(443)
-					ref.Port = &p
-				} else {
-					ref.Port = nil
-				}
+				toggle(&refs[rng.IntN(len(refs))].Port, 443)
 				return "HTTPRoute " + r.Name + ": a ref's port set or cleared"
 			}
 		}
@@ -132,17 +126,20 @@ func editRouteParent(rng *rand.Rand, res *egress.Resources) string {
 	for range len(res.HTTPRoutes) {
 		r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 		if len(r.Spec.ParentRefs) > 0 {
-			ref := &r.Spec.ParentRefs[0]
-			if ref.SectionName == nil {
-				s := gwapiv1.SectionName("http")
-				ref.SectionName = &s
-			} else {
-				ref.SectionName = nil
-			}
+			toggle(&r.Spec.ParentRefs[0].SectionName, "http")
 			return "HTTPRoute " + r.Name + ": sectionName set or cleared"
 		}
 	}
 	return "no parentRef"
+}
+
+// toggle sets an optional field to v when it is unset, and unsets it otherwise.
+func toggle[T any](field **T, v T) {
+	if *field == nil {
+		*field = &v
+	} else {
+		*field = nil
+	}
 }
 
 func editListenerNamespaces(rng *rand.Rand, res *egress.Resources) string {
