@@ -35,6 +35,10 @@ type gatherer struct {
 	configMaps  []corev1.ConfigMap
 	// xbackends: the XBackend CRD is served, so XBackends are listed (xbackend.go).
 	xbackends bool
+	// events counts each kind's informer events when the watches do (gather_reuse.go);
+	// kept are the kinds' last lists.
+	events *listEvents
+	kept   [numListKinds]keptList
 }
 
 func newGatherer(cache, api client.Reader) *gatherer {
@@ -48,26 +52,28 @@ func newGatherer(cache, api client.Reader) *gatherer {
 func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 	res := &egress.Resources{}
 	lists := []struct {
+		kind listKind
 		list client.ObjectList
 		take func(client.ObjectList)
 	}{
-		{&gwapiv1.GatewayClassList{}, func(l client.ObjectList) { res.GatewayClasses = l.(*gwapiv1.GatewayClassList).Items }},
-		{&gwapiv1.GatewayList{}, func(l client.ObjectList) { res.Gateways = l.(*gwapiv1.GatewayList).Items }},
-		{&gwapiv1.HTTPRouteList{}, func(l client.ObjectList) { res.HTTPRoutes = l.(*gwapiv1.HTTPRouteList).Items }},
-		{&gwapiv1.TLSRouteList{}, func(l client.ObjectList) { res.TLSRoutes = l.(*gwapiv1.TLSRouteList).Items }},
-		{&gwapiv1.TCPRouteList{}, func(l client.ObjectList) { res.TCPRoutes = l.(*gwapiv1.TCPRouteList).Items }},
-		{&gwapiv1.ReferenceGrantList{}, func(l client.ObjectList) { res.ReferenceGrants = l.(*gwapiv1.ReferenceGrantList).Items }},
-		{&gwapiv1.BackendTLSPolicyList{}, func(l client.ObjectList) { res.BackendTLSPolicies = l.(*gwapiv1.BackendTLSPolicyList).Items }},
-		{&egressv1alpha1.BackendList{}, func(l client.ObjectList) { res.Backends = l.(*egressv1alpha1.BackendList).Items }},
-		{&corev1.ServiceList{}, func(l client.ObjectList) { res.Services = l.(*corev1.ServiceList).Items }},
-		{&discoveryv1.EndpointSliceList{}, func(l client.ObjectList) { res.EndpointSlices = l.(*discoveryv1.EndpointSliceList).Items }},
-		{&corev1.NamespaceList{}, func(l client.ObjectList) { res.Namespaces = l.(*corev1.NamespaceList).Items }},
+		{listGatewayClasses, &gwapiv1.GatewayClassList{}, func(l client.ObjectList) { res.GatewayClasses = l.(*gwapiv1.GatewayClassList).Items }},
+		{listGateways, &gwapiv1.GatewayList{}, func(l client.ObjectList) { res.Gateways = l.(*gwapiv1.GatewayList).Items }},
+		{listHTTPRoutes, &gwapiv1.HTTPRouteList{}, func(l client.ObjectList) { res.HTTPRoutes = l.(*gwapiv1.HTTPRouteList).Items }},
+		{listTLSRoutes, &gwapiv1.TLSRouteList{}, func(l client.ObjectList) { res.TLSRoutes = l.(*gwapiv1.TLSRouteList).Items }},
+		{listTCPRoutes, &gwapiv1.TCPRouteList{}, func(l client.ObjectList) { res.TCPRoutes = l.(*gwapiv1.TCPRouteList).Items }},
+		{listReferenceGrants, &gwapiv1.ReferenceGrantList{}, func(l client.ObjectList) { res.ReferenceGrants = l.(*gwapiv1.ReferenceGrantList).Items }},
+		{listBackendTLSPolicies, &gwapiv1.BackendTLSPolicyList{}, func(l client.ObjectList) { res.BackendTLSPolicies = l.(*gwapiv1.BackendTLSPolicyList).Items }},
+		{listBackends, &egressv1alpha1.BackendList{}, func(l client.ObjectList) { res.Backends = l.(*egressv1alpha1.BackendList).Items }},
+		{listServices, &corev1.ServiceList{}, func(l client.ObjectList) { res.Services = l.(*corev1.ServiceList).Items }},
+		{listEndpointSlices, &discoveryv1.EndpointSliceList{}, func(l client.ObjectList) { res.EndpointSlices = l.(*discoveryv1.EndpointSliceList).Items }},
+		{listNamespaces, &corev1.NamespaceList{}, func(l client.ObjectList) { res.Namespaces = l.(*corev1.NamespaceList).Items }},
 	}
 	for _, l := range lists {
-		if err := g.cache.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {
+		list, err := g.list(ctx, l.kind, l.list)
+		if err != nil {
 			return nil, fmt.Errorf("list %T: %w", l.list, err)
 		}
-		l.take(l.list)
+		l.take(list)
 	}
 	if err := g.gatherXBackends(ctx, res); err != nil {
 		return nil, err

@@ -74,26 +74,30 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return []reconcile.Request{reconcileKey}
 	})
 	// Our own status writes change resourceVersion but not generation: ignore them.
-	specOnly := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))
+	specOnly := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{})
 	// Gateways and classes also carry settings in annotations (tenant isolation, access log).
-	specOrSettings := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))
+	specOrSettings := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+	// Every listed kind's events are counted before the predicates filter them, so that
+	// a gather lists only the kinds that changed (gather_reuse.go).
+	r.gather.events = &listEvents{}
+	counting := r.gather.events.counting
 	if err := mgr.Add(r.leader); err != nil {
 		return err
 	}
 	// Every replica translates and serves xDS (leader.go); only writes wait for the lease.
 	b := ctrl.NewControllerManagedBy(mgr).Named("portcullis").
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Watches(&gwapiv1.GatewayClass{}, input, specOrSettings).
-		Watches(&gwapiv1.Gateway{}, input, specOrSettings).
-		Watches(&gwapiv1.HTTPRoute{}, input, specOnly).
-		Watches(&gwapiv1.TLSRoute{}, input, specOnly).
-		Watches(&gwapiv1.TCPRoute{}, input, specOnly).
-		Watches(&gwapiv1.ReferenceGrant{}, input).
-		Watches(&gwapiv1.BackendTLSPolicy{}, input, specOnly).
-		Watches(&egressv1alpha1.Backend{}, input, specOnly).
-		Watches(&corev1.Service{}, input).
-		Watches(&discoveryv1.EndpointSlice{}, input).
-		Watches(&corev1.Namespace{}, input).
+		Watches(&gwapiv1.GatewayClass{}, input, counting(listGatewayClasses, specOrSettings)).
+		Watches(&gwapiv1.Gateway{}, input, counting(listGateways, specOrSettings)).
+		Watches(&gwapiv1.HTTPRoute{}, input, counting(listHTTPRoutes, specOnly)).
+		Watches(&gwapiv1.TLSRoute{}, input, counting(listTLSRoutes, specOnly)).
+		Watches(&gwapiv1.TCPRoute{}, input, counting(listTCPRoutes, specOnly)).
+		Watches(&gwapiv1.ReferenceGrant{}, input, counting(listReferenceGrants)).
+		Watches(&gwapiv1.BackendTLSPolicy{}, input, counting(listBackendTLSPolicies, specOnly)).
+		Watches(&egressv1alpha1.Backend{}, input, counting(listBackends, specOnly)).
+		Watches(&corev1.Service{}, input, counting(listServices)).
+		Watches(&discoveryv1.EndpointSlice{}, input, counting(listEndpointSlices)).
+		Watches(&corev1.Namespace{}, input, counting(listNamespaces)).
 		Watches(&corev1.Pod{}, r.pods.handler(callersKey), builder.WithPredicates(callerChanged)).
 		// Our lockdown policies are not read by translation (syncLockdown reads them
 		// itself, reused translation or not): their events only wake the reconciler.

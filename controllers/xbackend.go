@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/portcullis-io/portcullis/egress"
@@ -42,7 +42,7 @@ func xbackendServed(mgr ctrl.Manager) (bool, error) {
 
 // watchXBackends adds the XBackend watch when the CRD is served, and makes the gatherer
 // read them.
-func (r *Reconciler) watchXBackends(mgr ctrl.Manager, b *builder.Builder, h handler.EventHandler, opts ...builder.WatchesOption) (*builder.Builder, error) {
+func (r *Reconciler) watchXBackends(mgr ctrl.Manager, b *builder.Builder, h handler.EventHandler, opts ...predicate.Predicate) (*builder.Builder, error) {
 	served, err := xbackendServed(mgr)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (r *Reconciler) watchXBackends(mgr ctrl.Manager, b *builder.Builder, h hand
 	if !served {
 		return b, nil
 	}
-	return b.Watches(&gwapixv1alpha1.XBackend{}, h, opts...), nil
+	return b.Watches(&gwapixv1alpha1.XBackend{}, h, r.gather.events.counting(listXBackends, opts...)), nil
 }
 
 // gatherXBackends lists the XBackends when their CRD is served.
@@ -60,11 +60,11 @@ func (g *gatherer) gatherXBackends(ctx context.Context, res *egress.Resources) e
 	if !g.xbackends {
 		return nil
 	}
-	list := &gwapixv1alpha1.XBackendList{}
-	if err := g.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+	list, err := g.list(ctx, listXBackends, &gwapixv1alpha1.XBackendList{})
+	if err != nil {
 		return fmt.Errorf("list XBackends: %w", err)
 	}
-	res.XBackends = list.Items
+	res.XBackends = list.(*gwapixv1alpha1.XBackendList).Items
 	return nil
 }
 

@@ -1,0 +1,100 @@
+package controllers
+
+import (
+	"context"
+	"sync/atomic"
+
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Listing only the kinds that changed. A gather lists every kind translation reads from
+// the informer cache, and a list copies each object into a new slice: at 10,000 Backends
+// and 10,000 HTTPRoutes, a Backend's edit copied the 10,000 routes as well (about half
+// of the gather, and 10 MB a change). A kind's last list is handed out again while its
+// informer has delivered no event since that list was taken, so it equals what listing
+// again would return.
+//
+// The count is taken by a predicate placed before the watch's own (counting), which
+// runs in the informer's handler after the informer's store was updated and before the
+// event can enqueue a reconcile. So a reconcile an event causes always sees the count
+// that event made and lists the kind again; an event whose count comes after a gather
+// read it brings another reconcile (or, filtered out, changes nothing translation
+// reads: a status). Every event counts, also the ones the watch then filters (our own
+// status writes): the list handed out again is the list the informer would give, not
+// only its specs, which the status writer compares against. A kind without a counting
+// watch (a gatherer not wired to watches, as in tests) is always listed.
+
+// listKind is one kind the gatherer lists from the informer cache.
+type listKind int
+
+const (
+	listGatewayClasses listKind = iota
+	listGateways
+	listHTTPRoutes
+	listTLSRoutes
+	listTCPRoutes
+	listReferenceGrants
+	listBackendTLSPolicies
+	listBackends
+	listServices
+	listEndpointSlices
+	listNamespaces
+	listXBackends
+	numListKinds
+)
+
+// listEvents counts each kind's informer events; counted marks the kinds whose watch
+// counts.
+type listEvents struct {
+	events  [numListKinds]atomic.Uint64
+	counted [numListKinds]atomic.Bool
+}
+
+// counting returns the watch option of kind k: its counter first, then the watch's own
+// predicates.
+func (e *listEvents) counting(k listKind, preds ...predicate.Predicate) builder.Predicates {
+	return builder.WithPredicates(append([]predicate.Predicate{e.counter(k)}, preds...)...)
+}
+
+// counter is a predicate that counts every event of kind k and passes it on.
+func (e *listEvents) counter(k listKind) predicate.Predicate {
+	e.counted[k].Store(true)
+	count := func() bool { e.events[k].Add(1); return true }
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return count() },
+		UpdateFunc:  func(event.UpdateEvent) bool { return count() },
+		DeleteFunc:  func(event.DeleteEvent) bool { return count() },
+		GenericFunc: func(event.GenericEvent) bool { return count() },
+	}
+}
+
+// keptList is a kind's last list and the count of its events when it was taken.
+type keptList struct {
+	events uint64
+	list   client.ObjectList
+}
+
+// list fills list with kind k's objects and returns it, or returns the kind's last
+// list when no event of the kind came since it was taken. The count is read before
+// listing: an event that lands during the list is counted after it, and the next
+// gather lists again.
+func (g *gatherer) list(ctx context.Context, k listKind, list client.ObjectList) (client.ObjectList, error) {
+	counted := g.events != nil && g.events.counted[k].Load()
+	var seen uint64
+	if counted {
+		seen = g.events.events[k].Load()
+		if kept := g.kept[k]; kept.list != nil && kept.events == seen {
+			return kept.list, nil
+		}
+	}
+	if err := g.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	if counted {
+		g.kept[k] = keptList{events: seen, list: list}
+	}
+	return list, nil
+}

@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// TestGatherListsAgainOnlyTheKindsThatChanged runs the gatherer on a real informer cache
+// whose Backend and HTTPRoute events go through the counting predicate, as the
+// reconciler's watches do: with no event in between, two gathers hand out the same
+// lists; a Backend's edit makes the next gather list the Backends again (and see the
+// edit) while the HTTPRoutes stay the list already handed out; and a status-only write,
+// which the reconciler's own predicates filter, still makes the kind be listed again,
+// so the status writer compares against the stored status.
+func TestGatherListsAgainOnlyTheKindsThatChanged(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "gather-kinds"
+	be, rt := gatherKindsObjects(ns)
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, be, rt} {
+		if err := api.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := cache.New(api.Config, cache.Options{Scheme: api.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &listEvents{}
+	countEvents(ctx, t, c, events, listBackends, &egressv1alpha1.Backend{})
+	countEvents(ctx, t, c, events, listHTTPRoutes, &gwapiv1.HTTPRoute{})
+	go func() { _ = c.Start(ctx) }()
+	c.WaitForCacheSync(ctx)
+	g := newGatherer(c, api.Client)
+	g.events = events
+
+	first := gatherUntil(t, g, func(res *egress.Resources) bool { return gatheredBackend(res, ns, "api") != nil && gatheredRoute(res, ns, "api") != nil })
+	second := gatherOnce(t, g)
+	if &first.Backends[0] != &second.Backends[0] || &first.HTTPRoutes[0] != &second.HTTPRoutes[0] {
+		t.Fatal("two gathers with no event in between listed again; want the same lists handed out")
+	}
+
+	be.Spec.Destination.FQDN.Hostname = "edited.example.com"
+	if err := api.Client.Update(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	third := gatherUntil(t, g, func(res *egress.Resources) bool {
+		b := gatheredBackend(res, ns, "api")
+		return b != nil && b.Spec.Destination.FQDN.Hostname == "edited.example.com"
+	})
+	if &third.HTTPRoutes[0] != &second.HTTPRoutes[0] {
+		t.Fatal("a Backend's edit made the gather list the HTTPRoutes again; want the same list handed out")
+	}
+
+	rt.Status.Parents = []gwapiv1.RouteParentStatus{{ParentRef: gwapiv1.ParentReference{Name: "egress"}, ControllerName: "example.com/other",
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: metav1.Now()}}}}
+	if err := api.Client.Status().Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	gatherUntil(t, g, func(res *egress.Resources) bool {
+		r := gatheredRoute(res, ns, "api")
+		return r != nil && len(r.Status.Parents) == 1
+	})
+}
+
+// countEvents counts obj's informer events as kind k, through the counting predicate.
+func countEvents(ctx context.Context, t *testing.T, c cache.Cache, events *listEvents, k listKind, obj client.Object) {
+	t.Helper()
+	inf, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := events.counter(k)
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { p.Create(event.CreateEvent{Object: o.(client.Object)}) },
+		UpdateFunc: func(o, n any) { p.Update(event.UpdateEvent{ObjectOld: o.(client.Object), ObjectNew: n.(client.Object)}) },
+		DeleteFunc: func(o any) { p.Delete(event.DeleteEvent{}) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gatherUntil gathers until ok holds of the result, for up to ten seconds.
+func gatherUntil(t *testing.T, g *gatherer, ok func(*egress.Resources) bool) *egress.Resources {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := gatherOnce(t, g)
+		if ok(res) {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gather did not show the change within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func gatherOnce(t *testing.T, g *gatherer) *egress.Resources {
+	t.Helper()
+	res, err := g.gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func gatherKindsObjects(ns string) (*egressv1alpha1.Backend, *gwapiv1.HTTPRoute) {
+	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: egressv1alpha1.BackendSpec{
+		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN,
+			FQDN:  &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
+			Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
+	rt := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: gwapiv1.HTTPRouteSpec{
+		CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "egress"}}},
+		Rules: []gwapiv1.HTTPRouteRule{{BackendRefs: []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{BackendObjectReference: gwapiv1.BackendObjectReference{
+			Group: ptr.To(gwapiv1.Group(egressv1alpha1.GroupVersion.Group)), Kind: ptr.To(gwapiv1.Kind("Backend")), Name: "api"}}}}}}}}
+	return be, rt
+}
+
+func gatheredBackend(res *egress.Resources, ns, name string) *egressv1alpha1.Backend {
+	for i := range res.Backends {
+		if b := &res.Backends[i]; b.Namespace == ns && b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+func gatheredRoute(res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
+	for i := range res.HTTPRoutes {
+		if r := &res.HTTPRoutes[i]; r.Namespace == ns && r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
