@@ -47,7 +47,9 @@ func TestGatherListsAgainOnlyTheKindsThatChanged(t *testing.T) {
 	g := newGatherer(c, api.Client)
 	g.events = events
 
-	first := gatherUntil(t, g, func(res *egress.Resources) bool { return gatheredBackend(res, ns, "api") != nil && gatheredRoute(res, ns, "api") != nil })
+	first := gatherUntil(t, g, func(res *egress.Resources) bool {
+		return gatheredBackend(res, ns, "api") != nil && gatheredRoute(res, ns, "api") != nil
+	})
 	second := gatherOnce(t, g)
 	if &first.Backends[0] != &second.Backends[0] || &first.HTTPRoutes[0] != &second.HTTPRoutes[0] {
 		t.Fatal("two gathers with no event in between listed again; want the same lists handed out")
@@ -85,8 +87,10 @@ func countEvents(ctx context.Context, t *testing.T, c cache.Cache, events *listE
 	}
 	p := events.counter(k)
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { p.Create(event.CreateEvent{Object: o.(client.Object)}) },
-		UpdateFunc: func(o, n any) { p.Update(event.UpdateEvent{ObjectOld: o.(client.Object), ObjectNew: n.(client.Object)}) },
+		AddFunc: func(o any) { p.Create(event.CreateEvent{Object: o.(client.Object)}) },
+		UpdateFunc: func(o, n any) {
+			p.Update(event.UpdateEvent{ObjectOld: o.(client.Object), ObjectNew: n.(client.Object)})
+		},
 		DeleteFunc: func(o any) { p.Delete(event.DeleteEvent{}) },
 	}); err != nil {
 		t.Fatal(err)
