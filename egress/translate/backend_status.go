@@ -23,15 +23,25 @@ func (t *translator) finishBackendStatuses() {
 		t.result.Statuses.Backends[tb.key()] = t.backendStatusOf(n, tb)
 		t.fileBackendGateways(tb)
 		if tb.ignoredMsg != "" {
-			warnings = append(warnings, Warning{Kind: egressv1alpha1.BackendKind, Namespace: n.Namespace, Name: n.Name,
-				Reason: ReasonIgnoredInlineTLS, Message: strings.TrimPrefix(tb.ignoredMsg, "; ")})
+			warnings = append(warnings, backendWarning(n, tb))
 		}
 	}
+	sortWarnings(warnings)
+	t.result.Warnings = append(t.result.Warnings, warnings...)
+}
+
+// backendWarning is the Warning about a Backend's inline TLS that a policy overrides.
+func backendWarning(n types.NamespacedName, tb *translatedBackend) Warning {
+	return Warning{Kind: egressv1alpha1.BackendKind, Namespace: n.Namespace, Name: n.Name,
+		Reason: ReasonIgnoredInlineTLS, Message: strings.TrimPrefix(tb.ignoredMsg, "; ")}
+}
+
+// sortWarnings sorts warnings by the name of their object.
+func sortWarnings(warnings []Warning) {
 	sort.Slice(warnings, func(i, j int) bool {
 		return lessName(types.NamespacedName{Namespace: warnings[i].Namespace, Name: warnings[i].Name},
 			types.NamespacedName{Namespace: warnings[j].Namespace, Name: warnings[j].Name})
 	})
-	t.result.Warnings = append(t.result.Warnings, warnings...)
 }
 
 func (t *translator) backendStatus(tb *translatedBackend) *egressv1alpha1.BackendStatus {

@@ -47,6 +47,10 @@ type Cache struct {
 	nameOrders map[string]*nameOrderEntry
 	// routeSides are the Gateways' route sides by "namespace/name" (route_side.go).
 	routeSides map[string]*routeSide
+	// base is what the last translation read and returned, for a delta (delta.go);
+	// deltas counts the translations that ran as one.
+	base   *deltaBase
+	deltas uint64
 }
 
 // pairEntry is what parsing one chain and key told.
@@ -84,6 +88,29 @@ func (c *Cache) begin() uint64 {
 	defer c.mu.Unlock()
 	c.epoch++
 	return c.epoch
+}
+
+// takeBase hands the base to one translation: another one meanwhile finds none and
+// translates in full.
+func (c *Cache) takeBase() *deltaBase {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.base
+	c.base = nil
+	return b
+}
+
+func (c *Cache) putBase(b *deltaBase) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.base = b
+}
+
+// countDelta counts a translation that ran as a delta (tests read deltas).
+func (c *Cache) countDelta() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deltas++
 }
 
 // sweep drops the entries neither this translation nor the one before used.

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func compareWithCold(t *testing.T, step string, cache *Cache, versions *apiVersi
 	t.Helper()
 	versions.assign(t, res)
 	opts.Cache = cache
-	got := Translate(res, addrs, opts)
+	got := Translate(res, versions.answers(t, addrs), opts)
 	opts.Cache = NewCache()
 	want := Translate(res.DeepCopy(), addrs, opts)
 	if !reflect.DeepEqual(got, want) {
@@ -42,6 +43,10 @@ type apiVersions struct {
 	next        int
 	content     map[string]string // kind/namespace/name (and "spec" for a generation) → JSON
 	generations map[string]int64  // kind/namespace/name → generation
+	// addrs is the answer map last handed out and what it said, as the DNS guard hands
+	// out one map until an answer changes (Options).
+	addrs     egress.Addresses
+	addrsJSON string
 }
 
 func newAPIVersions() *apiVersions {
@@ -60,15 +65,43 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 		r.Generation = v.generation(t, "HTTPRoute", r, r.Spec)
 		v.version(t, "HTTPRoute", r, r)
 	}
-	for i := range res.ReferenceGrants {
-		v.version(t, "ReferenceGrant", &res.ReferenceGrants[i], &res.ReferenceGrants[i])
+	versionAll(t, v, "ReferenceGrant", res.ReferenceGrants)
+	versionAll(t, v, "Secret", res.Secrets)
+	versionAll(t, v, "ConfigMap", res.ConfigMaps)
+	versionAll(t, v, "GatewayClass", res.GatewayClasses)
+	versionAll(t, v, "Gateway", res.Gateways)
+	versionAll(t, v, "TLSRoute", res.TLSRoutes)
+	versionAll(t, v, "TCPRoute", res.TCPRoutes)
+	versionAll(t, v, "BackendTLSPolicy", res.BackendTLSPolicies)
+	versionAll(t, v, "Service", res.Services)
+	versionAll(t, v, "EndpointSlice", res.EndpointSlices)
+	versionAll(t, v, "Namespace", res.Namespaces)
+	versionAll(t, v, "XBackend", res.XBackends)
+}
+
+// versionAll versions every object of a kind by its whole content.
+func versionAll[T any, P interface {
+	*T
+	metav1.Object
+}](t *testing.T, v *apiVersions, kind string, objs []T) {
+	t.Helper()
+	for i := range objs {
+		v.version(t, kind, P(&objs[i]), P(&objs[i]))
 	}
-	for i := range res.Secrets {
-		v.version(t, "Secret", &res.Secrets[i], &res.Secrets[i])
+}
+
+// answers returns the answer map last handed out while addrs says the same, else a
+// copy of addrs: tests edit one map in place, the DNS guard never does.
+func (v *apiVersions) answers(t *testing.T, addrs egress.Addresses) egress.Addresses {
+	t.Helper()
+	raw, err := json.Marshal(addrs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range res.ConfigMaps {
-		v.version(t, "ConfigMap", &res.ConfigMaps[i], &res.ConfigMaps[i])
+	if v.addrs == nil || string(raw) != v.addrsJSON {
+		v.addrs, v.addrsJSON = maps.Clone(addrs), string(raw)
 	}
+	return v.addrs
 }
 
 // generation is o's generation: a new one whenever spec differs from the last seen.
@@ -196,7 +229,7 @@ func TestCachedTranslationReusesBackends(t *testing.T) {
 	opts.Cache = NewCache()
 	var tls [3]any
 	for i := range tls {
-		r := Translate(res, addrs, opts)
+		r := Translate(res, maps.Clone(addrs), opts) // a new answer map: no delta, units
 		tls[i] = r.Gateways[0].Clusters[0].TLS
 	}
 	if tls[1] != tls[2] {
@@ -257,7 +290,7 @@ func TestCacheForgetsWhatIsNoLongerUsed(t *testing.T) {
 		t.Fatalf("nothing was cached: %d Backends, %d key pairs, %d bundles", len(opts.Cache.backends), len(opts.Cache.pairs), len(opts.Cache.bundles))
 	}
 	for range 2 {
-		Translate(&egress.Resources{}, nil, opts)
+		Translate(&egress.Resources{}, egress.Addresses{}, opts) // a new answer map: no delta
 	}
 	if n := len(opts.Cache.backends) + len(opts.Cache.pairs) + len(opts.Cache.bundles); n != 0 {
 		t.Errorf("%d entries are still cached after two translations that used none", n)

@@ -43,7 +43,10 @@ type gatewayContext struct {
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.
 // It returns false when the Gateway cannot be served at all.
 func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
-	refs := t.backendRefsTo(gw)
+	refs := 0
+	if t.delta == nil {
+		refs = t.backendRefsTo(gw) // a delta resolves the changed Backends' refs alone
+	}
 	g := &gatewayContext{
 		gw: gw, out: ir.Gateway{Name: nameOf(gw).String()},
 		secrets: make(map[string]ir.Secret, 2*refs), clusters: make(map[string]*ir.Cluster, refs),
@@ -62,11 +65,20 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 		t.attachStreamRoutes(g)
 		g.out.Listeners = t.buildListeners(g)
 		t.keepRouteSide(g)
-		g.out.Clusters = sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c })
-		g.out.Secrets = sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
+		g.out.Clusters, g.out.Secrets = t.gatewayClusters(g)
 	}
 	t.writeGatewayStatus(g, accepted)
 	return g.out, accepted
+}
+
+// gatewayClusters lists the Gateway's clusters and secrets by name; a delta puts the
+// ones it resolved in place of the last translation's.
+func (t *translator) gatewayClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret) {
+	if t.delta != nil {
+		return t.deltaClusters(g)
+	}
+	return sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c }),
+		sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
 }
 
 // backendRefsTo counts the backendRefs of the routes that name the Gateway as a parent:

@@ -53,6 +53,8 @@ type translator struct {
 	namingGrants map[string]bool
 	// tunnels memoises tunnelTargets (nil until a forward proxy asks).
 	tunnels *[]tunnelTarget
+	// delta is set when the translation runs as a delta of the last one (delta.go).
+	delta *delta
 
 	result Result
 }

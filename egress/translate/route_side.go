@@ -127,17 +127,21 @@ func (r *routeSide) noteExists(target types.NamespacedName, kind targetKind, exi
 // Cache when every input is as it was and every ref resolves as it did.
 func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 	inputs, routes, keep := t.routeSideInputs(g)
-	if !keep {
+	if !keep && t.delta == nil {
 		t.attachRoutes(g)
 		return
 	}
-	if e := t.cache.routeSide(g.out.Name, t.epoch); e != nil && e.inputs == inputs && slices.Equal(e.routes, routes) {
+	if e := t.cache.routeSide(g.out.Name, t.epoch); keep && e != nil && e.inputs == inputs && slices.Equal(e.routes, routes) {
 		if t.replayRouteSide(g, e) {
 			return
 		}
 		// A ref resolves otherwise: the clusters and secrets the replay gathered are
 		// gathered again below (what it told the Backends, attaching tells them too).
 		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
+	}
+	if t.delta != nil {
+		t.delta.failed = true // a delta attaches no route: the route side must be kept
+		return
 	}
 	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
 	t.attachRoutes(g)
@@ -152,12 +156,15 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 // for another reason, or a refused route's target has come or gone.
 func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	for _, seen := range e.exists {
-		if (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+		if t.delta == nil && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
 			return false
 		}
 	}
 	for i := range e.refs {
 		seen := &e.refs[i]
+		if t.delta != nil && !t.delta.names(seen) {
+			continue // resolves as it did in the base: its cluster is there
+		}
 		wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
 		if wc.Cluster != seen.cluster || !sameProblem(rerr, seen.problem) {
 			return false

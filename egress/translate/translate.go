@@ -95,26 +95,54 @@ const ReasonIgnoredInlineTLS = "IgnoredInlineTLS"
 // Translate computes the IR and statuses for res, using addrs for FQDN destinations.
 func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
 	t := newTranslator(res, addrs, opts)
+	if d := t.startDelta(res); d != nil {
+		t.delta = d
+		if result, ok := t.translateDelta(res); ok {
+			return result
+		}
+		t = newTranslator(res, addrs, opts)
+	}
 	if res != nil {
 		defer t.prefetch(res.Backends)()
 	}
+	t.translateAll(res)
+	t.finishBackendStatuses()
+	t.finishPolicyStatuses()
+	t.finishXBackendStatuses()
+	t.cache.sweep()
+	t.result.ValidUntil = t.validUntil
+	t.recordBase(res)
+	return t.result
+}
+
+// translateDelta translates as a delta (delta.go); false when it gave up.
+func (t *translator) translateDelta(res *egress.Resources) (Result, bool) {
+	t.translateAll(res)
+	if t.delta.failed || !t.sameSecrets() {
+		return Result{}, false
+	}
+	t.finishDeltaStatuses()
+	t.finishDelta()
+	t.cache.countDelta()
+	return t.result, true
+}
+
+// translateAll translates the GatewayClasses and Gateways, with their callers.
+func (t *translator) translateAll(res *egress.Resources) {
 	t.translateGatewayClasses()
 	for _, gw := range t.ourGateways() {
 		if g, ok := t.translateGateway(gw); ok {
 			t.result.Gateways = append(t.result.Gateways, g)
 		}
+		if t.delta != nil && t.delta.failed {
+			return
+		}
 	}
-	callers := Callers(podsOf(res), opts.Unrestricted)
+	callers := Callers(podsOf(res), t.opts.Unrestricted)
 	for i := range t.result.Gateways {
 		t.result.Gateways[i] = WithCallers(t.result.Gateways[i], callers)
 	}
-	t.finishBackendStatuses()
-	t.finishPolicyStatuses()
-	t.finishXBackendStatuses()
-	t.cache.sweep()
 	sort.Slice(t.result.Gateways, func(i, j int) bool { return t.result.Gateways[i].Name < t.result.Gateways[j].Name })
-	t.result.ValidUntil = t.validUntil
-	return t.result
 }
 
 func podsOf(res *egress.Resources) []corev1.Pod {

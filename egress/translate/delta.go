@@ -1,0 +1,438 @@
+package translate
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// A translation whose input differs from the last one's only in the specs of some
+// Backends is a delta: it starts from the last Result and computes again only what
+// those Backends are read by. The units (units.go, route_side.go) already keep every
+// piece; what a delta saves is visiting the ten thousand pieces that did not change
+// (checking each Backend unit, resolving each route's ref, filing each status) to put
+// them back together. A delta:
+//
+//   - finds the changed Backends by their identity (UID and generation: a Backend's
+//     translation reads its spec alone) against the last translation's, and requires
+//     every other input to be the same objects in the same order (UID and
+//     resourceVersion; HTTPRoutes by generation, as their route sides read them), the
+//     same Options but the clock (not gone back, still before the last Result's
+//     ValidUntil) and the very DNS answer map;
+//   - translates the changed Backends (their units) and, on every Gateway, takes the
+//     kept route side and resolves again only the backendRefs naming a changed
+//     Backend, each of which must resolve as it did (the route side's early cutoff);
+//   - replaces in the last Result's clusters and secrets of each Gateway those the
+//     refs resolved to, and the changed Backends' statuses, Gateways and warnings.
+//
+// Everything else (listeners, route tables, route and Gateway statuses) is computed as
+// in any translation from kept units, so a delta's Result is the one a full translation
+// would return. Whatever a delta cannot vouch for makes it give up, and the translation
+// runs in full: a Backend created or deleted, one that is not a unit (a Service
+// destination) before or after, one a TLSRoute, TCPRoute or BackendTLSPolicy names,
+// one that checked a client certificate against the clock (it may bound the last
+// Result's ValidUntil), a secret a changed Backend stops or starts using, a route side
+// that is not kept. TestBackendEditsTranslateAsCold compares deltas with cold
+// translations; TestDeltaGivesUpWhereItMust checks each of these.
+
+// deltaBase is what the last translation read and returned, for the next to start
+// from. It is owned by one translation at a time (Cache.takeBase).
+type deltaBase struct {
+	inputs   [numDeltaKinds][]deltaID
+	backends map[types.NamespacedName]backendBaseEntry
+	addrs    egress.Addresses
+	opts     Options
+	result   Result
+}
+
+// deltaID is an object's identity in the base: UID and resourceVersion, or UID and
+// generation for an HTTPRoute (its route side reads its spec alone).
+type deltaID struct {
+	uid        types.UID
+	version    string
+	generation int64
+}
+
+func idOf(kind int, o metav1.Object) deltaID {
+	if kind == deltaHTTPRoutes {
+		return deltaID{uid: o.GetUID(), generation: o.GetGeneration()}
+	}
+	return deltaID{uid: o.GetUID(), version: o.GetResourceVersion()}
+}
+
+// versioned tells whether the identity pins the content.
+func (id deltaID) versioned() bool {
+	return id.uid != "" && (id.version != "" || id.generation > 0)
+}
+
+// backendBaseEntry is a Backend as the base saw it.
+type backendBaseEntry struct {
+	uid        types.UID
+	generation int64
+	unit       bool     // its destination makes it a unit (units.go)
+	pairs      bool     // its unit checked a client certificate against the clock
+	secrets    []string // the secrets its clusters need, sorted
+}
+
+// deltaKinds are the inputs a delta requires unchanged, in egress.Resources' order.
+const (
+	deltaGatewayClasses = iota
+	deltaGateways
+	deltaHTTPRoutes
+	deltaTLSRoutes
+	deltaTCPRoutes
+	deltaReferenceGrants
+	deltaBackendTLSPolicies
+	deltaServices
+	deltaEndpointSlices
+	deltaSecrets
+	deltaConfigMaps
+	deltaNamespaces
+	deltaXBackends
+	numDeltaKinds
+)
+
+// delta is one delta translation under way.
+type delta struct {
+	base    *deltaBase
+	changed map[types.NamespacedName]bool
+	failed  bool
+}
+
+// deltaInputs lists each kind's identities, in order; ok is false when an object has
+// none (objects from files), so that no delta can be told from them.
+func deltaInputs(res *egress.Resources) (ids [numDeltaKinds][]deltaID, ok bool) {
+	ok = eachInput(res, func(kind int, o metav1.Object) bool {
+		id := idOf(kind, o)
+		ids[kind] = append(ids[kind], id)
+		return id.versioned()
+	})
+	return ids, ok
+}
+
+// sameInputs tells whether res holds the objects the base read, in the same order.
+func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
+	var at [numDeltaKinds]int
+	return eachInput(res, func(kind int, o metav1.Object) bool {
+		i := at[kind]
+		at[kind]++
+		return i < len(base[kind]) && idOf(kind, o) == base[kind][i]
+	}) && at == inputCounts(base)
+}
+
+func inputCounts(ids *[numDeltaKinds][]deltaID) (n [numDeltaKinds]int) {
+	for k := range ids {
+		n[k] = len(ids[k])
+	}
+	return n
+}
+
+// eachInput calls f with every object a delta requires unchanged, kind by kind, until
+// f returns false; it returns false then.
+func eachInput(res *egress.Resources, f func(kind int, o metav1.Object) bool) bool {
+	return eachObject(res.GatewayClasses, deltaGatewayClasses, f) && eachObject(res.Gateways, deltaGateways, f) &&
+		eachObject(res.HTTPRoutes, deltaHTTPRoutes, f) && eachObject(res.TLSRoutes, deltaTLSRoutes, f) &&
+		eachObject(res.TCPRoutes, deltaTCPRoutes, f) && eachObject(res.ReferenceGrants, deltaReferenceGrants, f) &&
+		eachObject(res.BackendTLSPolicies, deltaBackendTLSPolicies, f) && eachObject(res.Services, deltaServices, f) &&
+		eachObject(res.EndpointSlices, deltaEndpointSlices, f) && eachObject(res.Secrets, deltaSecrets, f) &&
+		eachObject(res.ConfigMaps, deltaConfigMaps, f) && eachObject(res.Namespaces, deltaNamespaces, f) &&
+		eachObject(res.XBackends, deltaXBackends, f)
+}
+
+// eachObject calls f with a pointer to every element of objs until it returns false.
+func eachObject[T any, P interface {
+	*T
+	metav1.Object
+}](objs []T, kind int, f func(int, metav1.Object) bool) bool {
+	for i := range objs {
+		if !f(kind, P(&objs[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// recordBase keeps what this full translation read and returned for the next one to
+// start from; nothing when an input has no identity.
+func (t *translator) recordBase(res *egress.Resources) {
+	inputs, ok := deltaInputs(res)
+	if !ok || len(t.backends) != len(res.Backends) {
+		return
+	}
+	backends := make(map[types.NamespacedName]backendBaseEntry, len(t.backends))
+	for n, s := range t.backends {
+		if s.b.UID == "" || s.b.Generation == 0 {
+			return
+		}
+		backends[n] = baseEntry(s)
+	}
+	own := Result{Statuses: Statuses{Backends: maps.Clone(t.result.Statuses.Backends)},
+		BackendGateways: maps.Clone(t.result.BackendGateways), Warnings: slices.Clone(t.result.Warnings)}
+	t.cache.putBase(&deltaBase{inputs: inputs, backends: backends, addrs: t.addrs, opts: t.opts, result: t.baseResult(own)})
+}
+
+// startDelta returns the delta this translation is, or nil when it must run in full.
+// It takes the base from the Cache; whoever ends the translation puts one back.
+func (t *translator) startDelta(res *egress.Resources) *delta {
+	base := t.cache.takeBase()
+	if base == nil || !sameOptions(base.opts, t.opts) || !sameMap(base.addrs, t.addrs) || !sameVerdicts(base, t.opts.Now) {
+		return nil
+	}
+	if !sameInputs(res, &base.inputs) {
+		return nil
+	}
+	changed, ok := t.changedBackends(res, base)
+	if !ok {
+		return nil
+	}
+	return &delta{base: base, changed: changed}
+}
+
+// changedBackends finds the Backends whose identity differs from the base's; false when
+// one was created or deleted, has no identity, or cannot be taken as a delta.
+func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (map[types.NamespacedName]bool, bool) {
+	if len(res.Backends) != len(base.backends) || len(t.backends) != len(res.Backends) {
+		return nil, false
+	}
+	changed := map[types.NamespacedName]bool{}
+	for i := range res.Backends {
+		b := &res.Backends[i]
+		n := types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
+		was, ok := base.backends[n]
+		if !ok || b.UID == "" || b.Generation == 0 {
+			return nil, false
+		}
+		if was.uid == b.UID && was.generation == b.Generation {
+			continue
+		}
+		if !was.unit || was.pairs || !unitDestination(destinationOf(b)) || t.namedBeyondRoutes(n) {
+			return nil, false
+		}
+		changed[n] = true
+	}
+	return changed, true
+}
+
+// namedBeyondRoutes tells whether a BackendTLSPolicy, a TLSRoute or a TCPRoute names the
+// Backend: what they make of it a delta does not compute again.
+func (t *translator) namedBeyondRoutes(n types.NamespacedName) bool {
+	for _, p := range t.policies {
+		if p.Namespace == n.Namespace && targetsBackend(p, n.Name) {
+			return true
+		}
+	}
+	for _, r := range t.streamRoutes {
+		for _, rule := range r.rules {
+			for _, ref := range rule {
+				if refNames(ref.BackendObjectReference, r.meta.Namespace, n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// refNames tells whether a backendRef written in namespace ns names n, of whatever
+// kind (a delta gives up on less than it could, never on more).
+func refNames(ref gwapiv1.BackendObjectReference, ns string, n types.NamespacedName) bool {
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return ns == n.Namespace && string(ref.Name) == n.Name
+}
+
+// names tells whether a kept ref may name a changed Backend.
+func (d *delta) names(seen *refSeen) bool {
+	ns := seen.namespace
+	if seen.ref.Namespace != nil {
+		ns = string(*seen.ref.Namespace)
+	}
+	return d.changed[types.NamespacedName{Namespace: ns, Name: string(seen.ref.Name)}]
+}
+
+// sameVerdicts tells whether every certificate check of the base says the same at now:
+// the clock has not gone back (the base's ValidUntil looks forward only), nor reached
+// the base's ValidUntil, nor been switched on or off.
+func sameVerdicts(base *deltaBase, now time.Time) bool {
+	then, until := base.opts.Now, base.result.ValidUntil
+	return now.IsZero() == then.IsZero() && !now.Before(then) && (until.IsZero() || now.Before(until))
+}
+
+// sameOptions compares the Options but the clock and the Cache.
+func sameOptions(a, b Options) bool {
+	return sameInterface(a.AddressPolicy, b.AddressPolicy) && slices.Equal(a.ClusterCIDRs, b.ClusterCIDRs) &&
+		a.AllowLoopbackEndpoints == b.AllowLoopbackEndpoints && a.ControllerName == b.ControllerName &&
+		slices.Equal(a.Unrestricted, b.Unrestricted) && maps.Equal(a.HeldPorts, b.HeldPorts) &&
+		maps.Equal(a.OwnPorts, b.OwnPorts) && slices.Equal(a.OwnAddresses, b.OwnAddresses)
+}
+
+// sameInterface compares two interface values: comparable ones (a policy behind a
+// pointer) by ==, others (a policy that is a list of prefixes) by content, without
+// panicking; two funcs are never the same.
+func sameInterface(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if ta := reflect.TypeOf(a); ta != reflect.TypeOf(b) || !ta.Comparable() {
+		return reflect.DeepEqual(a, b)
+	}
+	return a == b
+}
+
+// sameMap tells whether two answer maps are the very same map: the answers are never
+// modified once handed to a translation (Options), so the same map says the same.
+func sameMap(a, b egress.Addresses) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// deltaClusters returns the Gateway's clusters and secrets: the base's with those this
+// translation resolved put in their place. It fails the delta when one is not among
+// the base's (the Gateway would gain it) or the Gateway is not in the base.
+func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret) {
+	d := t.delta
+	prev, ok := d.base.gateway(g.out.Name)
+	if !ok {
+		d.failed = true
+		return nil, nil
+	}
+	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
+	if !ok {
+		d.failed = true
+	}
+	secrets, ok := replaceByName(prev.Secrets, g.secrets, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
+	if !ok {
+		d.failed = true
+	}
+	return clusters, secrets
+}
+
+// replaceByName copies sorted and replaces in the copy the elements named in m; false
+// when a name is not there.
+func replaceByName[T, V any](sorted []T, m map[string]V, name func(T) string, value func(V) T) ([]T, bool) {
+	if len(m) == 0 {
+		return sorted, true
+	}
+	out := slices.Clone(sorted)
+	for k, v := range m {
+		i := sort.Search(len(out), func(i int) bool { return name(out[i]) >= k })
+		if i == len(out) || name(out[i]) != k {
+			return nil, false
+		}
+		out[i] = value(v)
+	}
+	return out, true
+}
+
+// gateway finds a Gateway of the base's Result by name.
+func (b *deltaBase) gateway(name string) (ir.Gateway, bool) {
+	gws := b.result.Gateways
+	i := sort.Search(len(gws), func(i int) bool { return gws[i].Name >= name })
+	if i == len(gws) || gws[i].Name != name {
+		return ir.Gateway{}, false
+	}
+	return gws[i], true
+}
+
+// finishDeltaStatuses files the statuses a delta computes again (the changed Backends')
+// over the base's, and takes the rest from the base: nothing else they are computed
+// from changed. The base keeps maps of its own: the caller may replace entries of a
+// Result's Backend statuses (the manager marks them Programmed).
+func (t *translator) finishDeltaStatuses() {
+	d, prev := t.delta, &t.delta.base.result
+	prev.Warnings = slices.DeleteFunc(slices.Clone(prev.Warnings), func(w Warning) bool {
+		return w.Kind == egressv1alpha1.BackendKind && d.changed[types.NamespacedName{Namespace: w.Namespace, Name: w.Name}]
+	})
+	for n := range d.changed {
+		tb := t.translateBackend(t.backends[n])
+		prev.Statuses.Backends[tb.key()] = t.backendStatusOf(n, tb)
+		delete(prev.BackendGateways, tb.key())
+		if len(tb.gateways) > 0 {
+			if prev.BackendGateways == nil {
+				prev.BackendGateways = map[string][]string{}
+			}
+			prev.BackendGateways[tb.key()] = tb.gateways
+		}
+		if tb.ignoredMsg != "" {
+			prev.Warnings = append(prev.Warnings, backendWarning(n, tb))
+		}
+	}
+	if len(prev.BackendGateways) == 0 {
+		prev.BackendGateways = nil
+	}
+	sortWarnings(prev.Warnings)
+	st := &t.result.Statuses
+	st.Backends, st.BackendTLSPolicies, st.XBackends = maps.Clone(prev.Statuses.Backends), prev.Statuses.BackendTLSPolicies, prev.Statuses.XBackends
+	t.result.BackendGateways, t.result.Warnings = maps.Clone(prev.BackendGateways), prev.Warnings
+}
+
+// finishDelta ends a delta translation: its ValidUntil is the earlier of the base's
+// (no certificate a changed Backend checked bounded it) and its own; its Result and the
+// changed Backends' identities become the base.
+func (t *translator) finishDelta() {
+	d := t.delta
+	if until := d.base.result.ValidUntil; !until.IsZero() && (t.validUntil.IsZero() || until.Before(t.validUntil)) {
+		t.validUntil = until
+	}
+	for n := range d.changed {
+		d.base.backends[n] = baseEntry(t.backends[n])
+	}
+	t.result.ValidUntil = t.validUntil
+	d.base.result = t.baseResult(d.base.result)
+	d.base.opts.Now = t.opts.Now
+	t.cache.putBase(d.base)
+}
+
+// baseResult is the Result as the base keeps it: this translation's, with the maps a
+// delta patches in place (statuses), of its own.
+func (t *translator) baseResult(own Result) Result {
+	out := t.result
+	out.Statuses.Backends, out.BackendGateways, out.Warnings = own.Statuses.Backends, own.BackendGateways, own.Warnings
+	return out
+}
+
+// baseEntry is a Backend as a base keeps it.
+func baseEntry(s *backendSlot) backendBaseEntry {
+	e := backendBaseEntry{uid: s.b.UID, generation: s.b.Generation, unit: unitDestination(destinationOf(s.b))}
+	if s.tb != nil && s.tb.unit != nil {
+		e.pairs = len(s.tb.unit.reads.pairs) > 0
+	}
+	if s.tb != nil {
+		e.secrets = secretNames(s.tb)
+	}
+	return e
+}
+
+// secretNames are the names of the secrets a Backend's clusters need, sorted.
+func secretNames(tb *translatedBackend) []string {
+	var out []string
+	for _, p := range tb.ports {
+		for _, s := range p.secrets {
+			out = append(out, s.Name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sameSecrets tells whether the changed Backends need the secrets they needed: the
+// base's secrets of a Gateway are patched, never pruned, so one no longer needed would
+// stay.
+func (t *translator) sameSecrets() bool {
+	for n := range t.delta.changed {
+		if !slices.Equal(secretNames(t.translateBackend(t.backends[n])), t.delta.base.backends[n].secrets) {
+			return false
+		}
+	}
+	return true
+}

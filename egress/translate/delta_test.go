@@ -1,0 +1,262 @@
+package translate
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// TestBackendEditsTranslateAsCold walks every golden input through seeded edits of
+// Backend specs alone (server names, ALPN, hostnames, ports, CA certificates and sets,
+// generation bumps with nothing else changed), the changes a delta translation takes,
+// and compares each warm translation with a cold one. It also counts the deltas: an
+// input whose Backends are all plain FQDN units referenced by HTTPRoutes must have been
+// translated as one after a server name change, so the test fails if deltas stop
+// happening, not only if they go wrong.
+func TestBackendEditsTranslateAsCold(t *testing.T) {
+	const steps = 12
+	total := uint64(0)
+	for _, in := range goldenInputs(t) {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			res, addrs, opts := loadGoldenInput(t, in)
+			if addrs == nil {
+				addrs = egress.Addresses{}
+			}
+			rng := rand.New(rand.NewPCG(2, uint64(len(in))))
+			cache, versions := NewCache(), newAPIVersions()
+			compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+			for i := range steps {
+				what := editBackendSpec(rng, res)
+				compareWithCold(t, fmt.Sprintf("step %d: %s", i+1, what), cache, versions, res, addrs, opts)
+			}
+			total += cache.deltas
+		})
+	}
+	if total == 0 {
+		t.Fatal("no translation ran as a delta")
+	}
+	t.Logf("%d translations ran as deltas", total)
+}
+
+// TestServerNameChangeIsADelta: on the basic FQDN input, changing a Backend's server
+// name translates as a delta, and a second change again; deleting a Backend does not.
+func TestServerNameChangeIsADelta(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "fqdn-backend-basic.in.yaml"))
+	cache, versions := NewCache(), newAPIVersions()
+	compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+	for i, want := range []uint64{1, 2} {
+		sni := fmt.Sprintf("v%d.example.com", i)
+		res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+		compareWithCold(t, "server name "+sni, cache, versions, res, addrs, opts)
+		if cache.deltas != want {
+			t.Fatalf("after server name change %d: %d deltas, want %d", i+1, cache.deltas, want)
+		}
+	}
+	res.Backends = res.Backends[1:]
+	compareWithCold(t, "a Backend deleted", cache, versions, res, addrs, opts)
+	if cache.deltas != 2 {
+		t.Fatalf("a deletion ran as a delta (%d deltas)", cache.deltas)
+	}
+}
+
+// editBackendSpec changes one spec field of a random Backend and says what.
+func editBackendSpec(rng *rand.Rand, res *egress.Resources) string {
+	if len(res.Backends) == 0 {
+		return "no Backend"
+	}
+	b := &res.Backends[rng.IntN(len(res.Backends))]
+	tls := tlsOf(b)
+	switch rng.IntN(7) {
+	case 0:
+		if tls == nil {
+			return "Backend " + b.Name + ": no TLS to rename"
+		}
+		sni := fmt.Sprintf("sni%d.example.com", rng.IntN(4))
+		tls.ServerName = &sni
+		return "Backend " + b.Name + ": server name " + sni
+	case 1:
+		if tls == nil {
+			return "Backend " + b.Name + ": no TLS for ALPN"
+		}
+		tls.ALPNProtocols = [][]string{nil, {"h2"}, {"http/1.1"}}[rng.IntN(3)]
+		return "Backend " + b.Name + ": ALPN"
+	case 2:
+		if f := b.Spec.Destination.FQDN; f != nil {
+			f.Hostname = fmt.Sprintf("moved%d.example.com", rng.IntN(2))
+			return "Backend " + b.Name + ": hostname " + f.Hostname
+		}
+		return "Backend " + b.Name + ": not an FQDN"
+	case 3:
+		if ports := b.Spec.Destination.Ports; len(ports) > 0 {
+			ports[rng.IntN(len(ports))].Port++
+			return "Backend " + b.Name + ": a port moved"
+		}
+		return "Backend " + b.Name + ": no port"
+	case 4:
+		if tls == nil {
+			return "Backend " + b.Name + ": no TLS for CAs"
+		}
+		toggle(&tls.WellKnownCACertificates, egressv1alpha1.WellKnownCACertificatesSystem)
+		return "Backend " + b.Name + ": system CAs set or cleared"
+	case 5:
+		if tls == nil || len(tls.CACertificates) == 0 {
+			return "Backend " + b.Name + ": no CA certificates to drop"
+		}
+		tls.CACertificates = tls.CACertificates[:len(tls.CACertificates)-1]
+		return "Backend " + b.Name + ": a CA certificate dropped"
+	}
+	b.Generation++ // a spec change that changes nothing translation reads
+	return "Backend " + b.Name + ": same spec, next generation"
+}
+
+// tlsOf returns the Backend's inline TLS, or nil.
+func tlsOf(b *egressv1alpha1.Backend) *egressv1alpha1.BackendTLS {
+	d := &b.Spec.Destination
+	switch {
+	case d.FQDN != nil:
+		return d.FQDN.TLS
+	case d.IP != nil:
+		return d.IP.TLS
+	case d.KubernetesService != nil:
+		return d.KubernetesService.TLS
+	}
+	return nil
+}
+
+// TestDeltaGivesUpWhereItMust edits, on a golden input, what a delta cannot vouch for and
+// asserts each edit translates in full (and as a cold translation would), and that the
+// edits it can take are deltas.
+func TestDeltaGivesUpWhereItMust(t *testing.T) {
+	sni := "edited.example.com"
+	backend := func(res *egress.Resources, name string) *egressv1alpha1.Backend {
+		for i := range res.Backends {
+			if res.Backends[i].Name == name {
+				return &res.Backends[i]
+			}
+		}
+		t.Fatalf("no Backend %s", name)
+		return nil
+	}
+	tests := []struct {
+		name, input string
+		// prepare edits the input before the first translation, edit after it.
+		prepare, edit func(res *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses
+		delta         bool
+	}{
+		{name: "a server name changes", input: "fqdn-backend-basic", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a CA Secret is no longer needed", input: "backend-private-ca-sans-mtls",
+			prepare: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				backend(res, "api").Spec.Destination.FQDN.TLS.ClientCertificate = nil
+				return addrs
+			},
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				tls := backend(res, "api").Spec.Destination.FQDN.TLS
+				system := egressv1alpha1.WellKnownCACertificatesSystem
+				tls.CACertificates, tls.WellKnownCACertificates = nil, &system
+				return addrs
+			}},
+		{name: "a client certificate was checked against the clock", input: "backend-private-ca-sans-mtls",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				backend(res, "api").Spec.Destination.FQDN.TLS.ServerName = &sni
+				return addrs
+			}},
+		// The policy on the Service verifies against the system CAs: no secret tells
+		// the two destinations apart, only the policy's ancestors.
+		{name: "a Service destination becomes an FQDN", input: "backend-tls-merged-with-policy", prepare: systemPolicy,
+			edit: func(res *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {
+				toFQDN(backend(res, "billing"))
+				return addrs
+			}},
+		{name: "an FQDN becomes a Service destination", input: "backend-tls-merged-with-policy",
+			prepare: func(res *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {
+				toFQDN(backend(res, "billing"))
+				return systemPolicy(res, addrs, opts)
+			},
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				d := &backend(res, "billing").Spec.Destination
+				d.Type, d.FQDN, d.KubernetesService = egressv1alpha1.DestinationTypeService, nil, &egressv1alpha1.ServiceDestination{Name: "billing"}
+				return addrs
+			}},
+		{name: "a BackendTLSPolicy names the Backend", input: "backend-tls-policy-refusals",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				backend(res, "targeted").Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a TLSRoute names the Backend", input: "stream-routes",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				backend(res, "wild").Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a Backend is deleted", input: "fqdn-backend-basic",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Backends = nil
+				return addrs
+			}},
+		{name: "the clock goes back", input: "fqdn-backend-basic",
+			edit: func(_ *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {
+				opts.Now = opts.Now.Add(-1)
+				return addrs
+			}},
+		{name: "a new answer map says the same", input: "fqdn-backend-basic",
+			edit: func(_ *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				return maps.Clone(addrs)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", tt.input+".in.yaml"))
+			if tt.prepare != nil {
+				addrs = tt.prepare(res, addrs, &opts)
+			}
+			cache, versions := NewCache(), newAPIVersions()
+			versions.assign(t, res)
+			addrs = versions.answers(t, addrs)
+			compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+			addrs = tt.edit(res, addrs, &opts)
+			versions.assign(t, res)
+			opts.Cache = cache
+			got := Translate(res, addrs, opts)
+			if delta := cache.deltas == 1; delta != tt.delta {
+				t.Fatalf("translated as a delta: %v, want %v", delta, tt.delta)
+			}
+			opts.Cache = NewCache()
+			if want := Translate(res.DeepCopy(), addrs, opts); !reflect.DeepEqual(got, want) {
+				t.Fatalf("the translation differs from a cold one:\n%s\nwant:\n%s", renderResult(t, got), renderResult(t, want))
+			}
+		})
+	}
+}
+
+// systemPolicy makes the inputs' Backends and BackendTLSPolicies use no secret: no
+// inline TLS, the system CAs.
+func systemPolicy(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+	for i := range res.Backends {
+		if s := res.Backends[i].Spec.Destination.KubernetesService; s != nil {
+			s.TLS = nil
+		}
+	}
+	for i := range res.BackendTLSPolicies {
+		v := &res.BackendTLSPolicies[i].Spec.Validation
+		v.CACertificateRefs, v.WellKnownCACertificates = nil, ptrTo(gwapiv1.WellKnownCACertificatesSystem)
+	}
+	return addrs
+}
+
+// toFQDN makes a Backend's destination an FQDN without inline TLS.
+func toFQDN(b *egressv1alpha1.Backend) {
+	d := &b.Spec.Destination
+	d.Type, d.KubernetesService = egressv1alpha1.DestinationTypeFQDN, nil
+	d.FQDN = &egressv1alpha1.FQDNDestination{Hostname: "billing.internal.example"}
+}
