@@ -93,6 +93,10 @@ type Warning struct {
 const ReasonIgnoredInlineTLS = "IgnoredInlineTLS"
 
 // Translate computes the IR and statuses for res, using addrs for FQDN destinations.
+// Neither res nor addrs may be modified afterwards: a changed object is replaced by
+// one with a new resourceVersion (and, for a spec, generation), changed answers come in
+// a new map, as the manager's gatherer and the DNS guard do. The Cache relies on it
+// to tell what changed since the last translation (cache.go, delta.go).
 func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
 	t := newTranslator(res, addrs, opts)
 	if d := t.startDelta(res); d != nil {
