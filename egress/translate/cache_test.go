@@ -229,7 +229,8 @@ func TestCachedTranslationReusesBackends(t *testing.T) {
 	opts.Cache = NewCache()
 	var tls [3]any
 	for i := range tls {
-		r := Translate(res, maps.Clone(addrs), opts) // a new answer map: no delta, units
+		res.GatewayClasses[0].ResourceVersion = strconv.Itoa(100 + i) // another input changed: no delta
+		r := Translate(res, addrs, opts)
 		tls[i] = r.Gateways[0].Clusters[0].TLS
 	}
 	if tls[1] != tls[2] {
@@ -289,8 +290,8 @@ func TestCacheForgetsWhatIsNoLongerUsed(t *testing.T) {
 	if len(opts.Cache.backends) == 0 || len(opts.Cache.pairs) == 0 || len(opts.Cache.bundles) == 0 {
 		t.Fatalf("nothing was cached: %d Backends, %d key pairs, %d bundles", len(opts.Cache.backends), len(opts.Cache.pairs), len(opts.Cache.bundles))
 	}
-	for range 2 {
-		Translate(&egress.Resources{}, egress.Addresses{}, opts) // a new answer map: no delta
+	for i := range 2 {
+		Translate(&egress.Resources{}, egress.Addresses{strconv.Itoa(i): {}}, opts) // other answers: no delta
 	}
 	if n := len(opts.Cache.backends) + len(opts.Cache.pairs) + len(opts.Cache.bundles); n != 0 {
 		t.Errorf("%d entries are still cached after two translations that used none", n)

@@ -28,7 +28,7 @@ import (
 //     every other input to be the same objects in the same order (UID and
 //     resourceVersion; HTTPRoutes by generation, as their route sides read them), the
 //     same Options but the clock (not gone back, still before the last Result's
-//     ValidUntil) and the very DNS answer map;
+//     ValidUntil) and the same DNS answers;
 //   - translates the changed Backends (their units) and, on every Gateway, takes the
 //     kept route side and resolves again only the backendRefs naming a changed
 //     Backend, each of which must resolve as it did (the route side's early cutoff);
@@ -185,7 +185,7 @@ func (t *translator) recordBase(res *egress.Resources) {
 // It takes the base from the Cache; whoever ends the translation puts one back.
 func (t *translator) startDelta(res *egress.Resources) *delta {
 	base := t.cache.takeBase()
-	if base == nil || !sameOptions(base.opts, t.opts) || !sameMap(base.addrs, t.addrs) || !sameVerdicts(base, t.opts.Now) {
+	if base == nil || !sameOptions(base.opts, t.opts) || !sameAnswers(base.addrs, t.addrs) || !sameVerdicts(base, t.opts.Now) {
 		return nil
 	}
 	if !sameInputs(res, &base.inputs) {
@@ -290,10 +290,23 @@ func sameInterface(a, b any) bool {
 	return a == b
 }
 
-// sameMap tells whether two answer maps are the very same map: the answers are never
-// modified once handed to a translation (Options), so the same map says the same.
-func sameMap(a, b egress.Addresses) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+// sameAnswers tells whether two answer maps say the same to translation: at once when
+// they are the very same map (answers are never modified once handed to a
+// translation), else name by name (the DNS guard hands out a new map when a refresh
+// moves an answer's expiry, which translation does not read).
+func sameAnswers(a, b egress.Addresses) bool {
+	if reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
+		return true
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for name, ra := range a {
+		if rb, ok := b[name]; !ok || !egress.SameForTranslation(ra, rb) {
+			return false
+		}
+	}
+	return true
 }
 
 // deltaClusters returns the Gateway's clusters and secrets: the base's with those this

@@ -209,9 +209,17 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				opts.Now = opts.Now.Add(-1)
 				return addrs
 			}},
-		{name: "a new answer map says the same", input: "fqdn-backend-basic",
+		{name: "a new answer map says the same", input: "fqdn-backend-basic", delta: true,
 			edit: func(_ *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				return maps.Clone(addrs)
+			}},
+		{name: "an answer changes", input: "fqdn-backend-basic",
+			edit: func(_ *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				next := maps.Clone(addrs)
+				r := next["api.example.com"]
+				r.Vetted = r.Vetted[:1]
+				next["api.example.com"] = r
+				return next
 			}},
 	}
 	for _, tt := range tests {
