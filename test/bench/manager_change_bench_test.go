@@ -35,7 +35,7 @@ var defaultManagerSizes = []int{50}
 
 // BenchmarkManagerOneBackendChanged changes one Backend among N through the API server
 // and times until the real reconciler has published a snapshot with the change: watch
-// event, gather (listing and copying every object), translation, build and publish,
+// event, gather (listing the kinds that changed), translation, build and publish,
 // everything the manager does before Envoy hears of it. BenchmarkOneBackendChanged
 // measures translate, build and publish alone.
 //
