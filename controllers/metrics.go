@@ -50,7 +50,7 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 		}),
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricReconciles,
-			Help: "Reconciles, by whether they translated the inputs again or reused the last translation (no input changed since).",
+			Help: "Reconciles, by how they came by their translation: translated in full, a delta of the last one (only Backend specs changed), or the last one reused (no input changed since).",
 		}, []string{"translation"}),
 		yields: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: metricStatusYields,
@@ -101,12 +101,12 @@ func (m *operatorMetrics) statusWriteYielded() {
 }
 
 // observe records one reconcile.
-func (m *operatorMetrics) observe(took time.Duration, reused bool, backends map[string]*egressv1alpha1.BackendStatus) {
+func (m *operatorMetrics) observe(took time.Duration, how string, backends map[string]*egressv1alpha1.BackendStatus) {
 	if m == nil {
 		return
 	}
 	m.duration.Observe(took.Seconds())
-	m.reconciles.WithLabelValues(map[bool]string{false: "translated", true: "reused"}[reused]).Inc()
+	m.reconciles.WithLabelValues(how).Inc()
 	counts := map[[2]string]int{}
 	for _, st := range backends {
 		for _, c := range st.Conditions {

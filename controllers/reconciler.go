@@ -77,9 +77,12 @@ type Options struct {
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
 // key, so a burst of changes coalesces into one translation of the whole snapshot.
 type Reconciler struct {
-	client   client.Client
-	opts     Options
-	gather   *gatherer
+	client client.Client
+	opts   Options
+	gather *gatherer
+	// cache is the translator's (units, route sides, the last translation a delta
+	// starts from), the reconciler's own.
+	cache    *translate.Cache
 	status   *statusWriter
 	leader   *leadership
 	recorder record.EventRecorder
@@ -148,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileCallers(ctx)
 	}
 	start, woken := time.Now(), r.wakeups.Load()
-	res, result, own, reused, err := r.translation(ctx)
+	res, result, own, how, err := r.translation(ctx)
 	if err != nil || res == nil {
 		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
 	}
@@ -174,38 +177,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		err = errors.Join(werr, r.syncLockdown(ctx, res, result.Gateways), r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
 	}
-	r.metrics.observe(time.Since(start), reused, result.Statuses.Backends)
-	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", reused, "duration", time.Since(start))
+	r.metrics.observe(time.Since(start), how, result.Statuses.Backends)
+	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", how == translationReused,
+		"translation", how, "duration", time.Since(start))
 	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered(),
 		untilChanges(result.ValidUntil, r.opts.Clock()))}, err
 }
 
+// How a reconcile came by its translation: the last one reused, a delta of it
+// (egress/translate/delta.go) or a full translation (the metric's label values).
+const (
+	translationReused = "reused"
+	translationDelta  = "delta"
+	translationFull   = "translated"
+)
+
 // translation gathers and translates the inputs, or reuses the last translation when
 // nothing it read has changed (translation_reuse.go). It returns no resources while the
 // DNS guard warms up.
-func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, result translate.Result, own map[uint32]string, reused bool, err error) {
+func (r *Reconciler) translation(ctx context.Context) (res *egress.Resources, result translate.Result, own map[uint32]string, how string, err error) {
 	events, own, now := r.inputEvents.Load(), r.ownPorts(), r.opts.Clock()
 	if r.last != nil {
 		if res, result, ok := r.reusable(events, own, r.opts.DNS.Addresses, now); ok {
-			return res, result, own, true, nil
+			return res, result, own, translationReused, nil
 		}
 	}
 	if res, err = r.gather.gather(ctx); err != nil {
-		return nil, result, own, false, err
+		return nil, result, own, translationFull, err
 	}
 	if added := r.opts.DNS.SetNames(outsideNames(res)); r.warm {
 		r.opts.DNS.AwaitFirstAnswers(ctx, added, firstAnswerWait)
 	}
 	addrs := r.opts.DNS.Addresses()
 	if r.warming(addrs) {
-		return nil, result, own, false, nil
+		return nil, result, own, translationFull, nil
 	}
+	deltas := r.cache.Deltas()
 	result = translate.Translate(res, addrs, translate.Options{
 		AddressPolicy: r.opts.AddressPolicy, ClusterCIDRs: r.opts.ClusterCIDRs, ControllerName: string(r.opts.ControllerName), Now: now,
-		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses})
+		Unrestricted: r.opts.Unrestricted, HeldPorts: r.opts.HeldPorts, OwnPorts: own, OwnAddresses: r.opts.OwnAddresses, Cache: r.cache})
 	r.callers = r.pods.callers(r.opts.Unrestricted)
 	r.remember(events, own, addrs, res, result)
-	return res, result, own, false, nil
+	if how = translationFull; r.cache.Deltas() != deltas {
+		how = translationDelta
+	}
+	return res, result, own, how, nil
 }
 
 // firstAnswerWait bounds how long a translation waits for the first answers of names it

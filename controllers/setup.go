@@ -23,6 +23,7 @@ import (
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
 // NewReconciler makes the reconciler for a manager.
@@ -35,6 +36,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		client:   mgr.GetClient(),
 		opts:     opts,
 		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
+		cache:    translate.NewCache(),
 		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock, events: recorder},
 		recorder: recorder,
 		log:      mgr.GetLogger().WithName("portcullis"),

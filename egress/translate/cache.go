@@ -106,7 +106,15 @@ func (c *Cache) putBase(b *deltaBase) {
 	c.base = b
 }
 
-// countDelta counts a translation that ran as a delta (tests read deltas).
+// Deltas is how many translations with the Cache ran as deltas of the last one
+// (delta.go): the manager labels its reconciles with it.
+func (c *Cache) Deltas() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deltas
+}
+
+// countDelta counts a translation that ran as a delta.
 func (c *Cache) countDelta() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

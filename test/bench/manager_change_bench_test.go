@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ const envManagerSizes = "BENCH_MANAGER_SIZES"
 
 // envManagerProfile names a file to write a CPU profile of the timed changes of the
 // largest size to (the manager, the xDS server and the benchmark's polling: the API
-// server and etcd are processes of their own).
+// server and etcd are processes of their own), and beside it the allocation profiles
+// before and after them (FILE.allocs-before, FILE.allocs-after).
 const envManagerProfile = "BENCH_MANAGER_PROFILE"
 
 var defaultManagerSizes = []int{50}
@@ -220,5 +222,23 @@ func startManagerProfile(b *testing.B, n int) (stop func()) {
 	if path == "" || n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
 		return func() {}
 	}
-	return cpuProfile(b, path)
+	stopCPU := cpuProfile(b, path)
+	writeAllocs(b, path+".allocs-before")
+	return func() {
+		stopCPU()
+		writeAllocs(b, path+".allocs-after")
+	}
+}
+
+// writeAllocs writes the allocation profile so far to path: the profile of the timed
+// changes is the one after them with the one before as its base (pprof -diff_base).
+func writeAllocs(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }

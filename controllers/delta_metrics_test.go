@@ -1,0 +1,72 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
+)
+
+// TestBackendEditIsCountedAsADelta edits a Backend's server name on a running manager
+// and waits for a reconcile counted as translation="delta": the reconciler's Cache
+// starts that translation from the last one, and says so. Other tests' objects share
+// the API server and may change meanwhile (which makes a translation full), so the edit
+// is repeated until one is counted, a few times at most.
+func TestBackendEditIsCountedAsADelta(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w := newWorld(t, func(o *Options) { o.Metrics = reg })
+	const ns = "delta-metric"
+	w.dns.Set("api.delta.test", "api.delta.test. 3600 IN A 127.0.0.1")
+	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: api, namespace: %[1]s}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: api.delta.test, tls: {wellKnownCACertificates: System}}
+    ports: [{name: https, port: 443, protocol: HTTPS}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
+`, ns))
+	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}}
+	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Accepted", "True", "Accepted")
+	deltas := func() float64 {
+		return metricValue(t, reg, metricReconciles, map[string]string{"translation": translationDelta})
+	}
+	for i := range 5 {
+		if err := editServerName(w.c, ns, fmt.Sprintf("v%d.delta.test", i)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if deltas() >= 1 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Fatalf("%s{translation=%s} = %v after five server name edits; want a delta counted", metricReconciles, translationDelta, deltas())
+}
+
+// editServerName sets the Backend api's TLS server name.
+func editServerName(c client.Client, ns, sni string) error {
+	var be egressv1alpha1.Backend
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "api"}, &be); err != nil {
+		return err
+	}
+	be.Spec.Destination.FQDN.TLS.ServerName = &sni
+	return c.Update(context.Background(), &be)
+}
