@@ -37,8 +37,8 @@ func compareWithCold(t *testing.T, step string, cache *Cache, versions *apiVersi
 }
 
 // apiVersions versions objects as the API server does: an object keeps its UID, and
-// gets a new resourceVersion whenever anything in it changes and, for a Backend, a new
-// generation whenever its spec changes; an HTTPRoute, too.
+// gets a new resourceVersion whenever anything in it changes and, for the kinds with a
+// spec (Backends, the Gateway API's), a new generation whenever its spec changes.
 type apiVersions struct {
 	next        int
 	content     map[string]string // kind/namespace/name (and "spec" for a generation) → JSON
@@ -68,6 +68,30 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	versionAll(t, v, "ReferenceGrant", res.ReferenceGrants)
 	versionAll(t, v, "Secret", res.Secrets)
 	versionAll(t, v, "ConfigMap", res.ConfigMaps)
+	for i := range res.GatewayClasses {
+		c := &res.GatewayClasses[i]
+		c.Generation = v.generation(t, "GatewayClass", c, c.Spec)
+	}
+	for i := range res.Gateways {
+		g := &res.Gateways[i]
+		g.Generation = v.generation(t, "Gateway", g, g.Spec)
+	}
+	for i := range res.TLSRoutes {
+		r := &res.TLSRoutes[i]
+		r.Generation = v.generation(t, "TLSRoute", r, r.Spec)
+	}
+	for i := range res.TCPRoutes {
+		r := &res.TCPRoutes[i]
+		r.Generation = v.generation(t, "TCPRoute", r, r.Spec)
+	}
+	for i := range res.BackendTLSPolicies {
+		p := &res.BackendTLSPolicies[i]
+		p.Generation = v.generation(t, "BackendTLSPolicy", p, p.Spec)
+	}
+	for i := range res.XBackends {
+		x := &res.XBackends[i]
+		x.Generation = v.generation(t, "XBackend", x, x.Spec)
+	}
 	versionAll(t, v, "GatewayClass", res.GatewayClasses)
 	versionAll(t, v, "Gateway", res.Gateways)
 	versionAll(t, v, "TLSRoute", res.TLSRoutes)
@@ -229,7 +253,7 @@ func TestCachedTranslationReusesBackends(t *testing.T) {
 	opts.Cache = NewCache()
 	var tls [3]any
 	for i := range tls {
-		res.GatewayClasses[0].ResourceVersion = strconv.Itoa(100 + i) // another input changed: no delta
+		res.Gateways[0].Annotations = map[string]string{"example.com/touched": strconv.Itoa(i)} // another input changed: no delta
 		r := Translate(res, addrs, opts)
 		tls[i] = r.Gateways[0].Clusters[0].TLS
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +27,8 @@ import (
 //
 //   - finds the changed Backends by their identity (UID and generation: a Backend's
 //     translation reads its spec alone) against the last translation's, and requires
-//     every other input to be the same objects in the same order (UID and
-//     resourceVersion; HTTPRoutes by generation, as their route sides read them), the
+//     every other input to be the same objects in the same order (deltaID: UID and
+//     resourceVersion, or generation for the kinds whose status is written), the
 //     same Options but the clock (not gone back, still before the last Result's
 //     ValidUntil) and the same DNS answers;
 //   - translates the changed Backends (their units) and, on every Gateway, takes the
@@ -55,8 +57,11 @@ type deltaBase struct {
 	result   Result
 }
 
-// deltaID is an object's identity in the base: UID and resourceVersion, or UID and
-// generation for an HTTPRoute (its route side reads its spec alone).
+// deltaID is an object's identity in the base: its UID and either its resourceVersion
+// or, for the kinds whose status the manager writes, its generation (a status write
+// must not make the next change a full translation: translation reads no status). A
+// Gateway's and a GatewayClass's annotations carry settings translation reads, so their
+// identity has them too.
 type deltaID struct {
 	uid        types.UID
 	version    string
@@ -64,15 +69,34 @@ type deltaID struct {
 }
 
 func idOf(kind int, o metav1.Object) deltaID {
-	if kind == deltaHTTPRoutes {
+	switch kind {
+	case deltaHTTPRoutes, deltaTLSRoutes, deltaTCPRoutes, deltaBackendTLSPolicies, deltaXBackends:
 		return deltaID{uid: o.GetUID(), generation: o.GetGeneration()}
+	case deltaGateways, deltaGatewayClasses:
+		return deltaID{uid: o.GetUID(), generation: o.GetGeneration(), version: annotationsKey(o.GetAnnotations())}
 	}
 	return deltaID{uid: o.GetUID(), version: o.GetResourceVersion()}
 }
 
+// annotationsKey is the annotations as one string, in key order.
+func annotationsKey(a map[string]string) string {
+	if len(a) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		b.WriteString(strconv.Quote(k) + "=" + strconv.Quote(a[k]) + ";")
+	}
+	return b.String()
+}
+
 // versioned tells whether the identity pins the content.
-func (id deltaID) versioned() bool {
-	return id.uid != "" && (id.version != "" || id.generation > 0)
+func (id deltaID) versioned(kind int) bool {
+	switch kind {
+	case deltaHTTPRoutes, deltaTLSRoutes, deltaTCPRoutes, deltaBackendTLSPolicies, deltaXBackends, deltaGateways, deltaGatewayClasses:
+		return id.uid != "" && id.generation > 0
+	}
+	return id.uid != "" && id.version != ""
 }
 
 // backendBaseEntry is a Backend as the base saw it.
@@ -115,7 +139,7 @@ func deltaInputs(res *egress.Resources) (ids [numDeltaKinds][]deltaID, ok bool) 
 	ok = eachInput(res, func(kind int, o metav1.Object) bool {
 		id := idOf(kind, o)
 		ids[kind] = append(ids[kind], id)
-		return id.versioned()
+		return id.versioned(kind)
 	})
 	return ids, ok
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -197,6 +198,27 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 		{name: "a TLSRoute names the Backend", input: "stream-routes",
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				backend(res, "wild").Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a Gateway's status is written", input: "fqdn-backend-basic", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Gateways[0].Status.Conditions = []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionTrue, Reason: "Programmed"}}
+				res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a Gateway's annotation changes", input: "fqdn-backend-basic",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Gateways[0].Annotations = map[string]string{AccessLogAnnotation: "off"}
+				return addrs
+			}},
+		{name: "a Gateway's listener changes", input: "fqdn-backend-basic",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Gateways[0].Spec.Listeners[0].Port++
+				return addrs
+			}},
+		{name: "a Gateway stops presenting its client certificate", input: "gateway-backend-client-certificate",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Gateways[0].Spec.TLS = nil
 				return addrs
 			}},
 		{name: "a Backend is deleted", input: "fqdn-backend-basic",
