@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwapixv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -55,52 +57,34 @@ func newAPIVersions() *apiVersions {
 
 func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	t.Helper()
-	for i := range res.Backends {
-		b := &res.Backends[i]
-		b.Generation = v.generation(t, "Backend", b, b.Spec)
-		v.version(t, "Backend", b, b)
-	}
-	for i := range res.HTTPRoutes {
-		r := &res.HTTPRoutes[i]
-		r.Generation = v.generation(t, "HTTPRoute", r, r.Spec)
-		v.version(t, "HTTPRoute", r, r)
-	}
+	versionSpecs(t, v, "Backend", res.Backends, func(o *egressv1alpha1.Backend) any { return o.Spec })
+	versionSpecs(t, v, "HTTPRoute", res.HTTPRoutes, func(o *gwapiv1.HTTPRoute) any { return o.Spec })
+	versionSpecs(t, v, "GatewayClass", res.GatewayClasses, func(o *gwapiv1.GatewayClass) any { return o.Spec })
+	versionSpecs(t, v, "Gateway", res.Gateways, func(o *gwapiv1.Gateway) any { return o.Spec })
+	versionSpecs(t, v, "TLSRoute", res.TLSRoutes, func(o *gwapiv1.TLSRoute) any { return o.Spec })
+	versionSpecs(t, v, "TCPRoute", res.TCPRoutes, func(o *gwapiv1.TCPRoute) any { return o.Spec })
+	versionSpecs(t, v, "BackendTLSPolicy", res.BackendTLSPolicies, func(o *gwapiv1.BackendTLSPolicy) any { return o.Spec })
+	versionSpecs(t, v, "XBackend", res.XBackends, func(o *gwapixv1alpha1.XBackend) any { return o.Spec })
 	versionAll(t, v, "ReferenceGrant", res.ReferenceGrants)
 	versionAll(t, v, "Secret", res.Secrets)
 	versionAll(t, v, "ConfigMap", res.ConfigMaps)
-	for i := range res.GatewayClasses {
-		c := &res.GatewayClasses[i]
-		c.Generation = v.generation(t, "GatewayClass", c, c.Spec)
-	}
-	for i := range res.Gateways {
-		g := &res.Gateways[i]
-		g.Generation = v.generation(t, "Gateway", g, g.Spec)
-	}
-	for i := range res.TLSRoutes {
-		r := &res.TLSRoutes[i]
-		r.Generation = v.generation(t, "TLSRoute", r, r.Spec)
-	}
-	for i := range res.TCPRoutes {
-		r := &res.TCPRoutes[i]
-		r.Generation = v.generation(t, "TCPRoute", r, r.Spec)
-	}
-	for i := range res.BackendTLSPolicies {
-		p := &res.BackendTLSPolicies[i]
-		p.Generation = v.generation(t, "BackendTLSPolicy", p, p.Spec)
-	}
-	for i := range res.XBackends {
-		x := &res.XBackends[i]
-		x.Generation = v.generation(t, "XBackend", x, x.Spec)
-	}
-	versionAll(t, v, "GatewayClass", res.GatewayClasses)
-	versionAll(t, v, "Gateway", res.Gateways)
-	versionAll(t, v, "TLSRoute", res.TLSRoutes)
-	versionAll(t, v, "TCPRoute", res.TCPRoutes)
-	versionAll(t, v, "BackendTLSPolicy", res.BackendTLSPolicies)
 	versionAll(t, v, "Service", res.Services)
 	versionAll(t, v, "EndpointSlice", res.EndpointSlices)
 	versionAll(t, v, "Namespace", res.Namespaces)
-	versionAll(t, v, "XBackend", res.XBackends)
+}
+
+// versionSpecs versions every object of a kind with a spec: a generation by its spec,
+// a resourceVersion by its whole content.
+func versionSpecs[T any, P interface {
+	*T
+	metav1.Object
+}](t *testing.T, v *apiVersions, kind string, objs []T, spec func(P) any) {
+	t.Helper()
+	for i := range objs {
+		o := P(&objs[i])
+		o.SetGeneration(v.generation(t, kind, o, spec(o)))
+		v.version(t, kind, o, o)
+	}
 }
 
 // versionAll versions every object of a kind by its whole content.
