@@ -303,15 +303,20 @@ func sameOptions(a, b Options) bool {
 
 // sameInterface compares two interface values: comparable ones (a policy behind a
 // pointer) by ==, others (a policy that is a list of prefixes) by content, without
-// panicking; two funcs are never the same.
+// panicking (reflect.Value.Comparable looks into interfaces too); two funcs are never
+// the same.
 func sameInterface(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	if ta := reflect.TypeOf(a); ta != reflect.TypeOf(b) || !ta.Comparable() {
-		return reflect.DeepEqual(a, b)
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() {
+		return false
 	}
-	return a == b
+	if va.Comparable() && vb.Comparable() {
+		return va.Equal(vb)
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // sameAnswers tells whether two answer maps say the same to translation: at once when

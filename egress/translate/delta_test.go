@@ -290,3 +290,32 @@ func toFQDN(b *egressv1alpha1.Backend) {
 	d.Type, d.KubernetesService = egressv1alpha1.DestinationTypeFQDN, nil
 	d.FQDN = &egressv1alpha1.FQDNDestination{Hostname: "billing.internal.example"}
 }
+
+// TestSameInterfaceNeverPanics compares address policies of every shape a caller may
+// pass: pointers by identity, slices by content, funcs never the same, and a
+// comparable struct holding an uncomparable value without panicking.
+func TestSameInterfaceNeverPanics(t *testing.T) {
+	type holder struct{ v any }
+	p, q := &prefixPolicy{}, &prefixPolicy{}
+	f := func() {}
+	tests := []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"the same pointer", p, p, true},
+		{"two pointers to equal values", p, q, false},
+		{"equal slices", prefixPolicy{}, prefixPolicy{}, true},
+		{"a func", f, f, false},
+		{"structs holding slices", holder{[]int{1}}, holder{[]int{1}}, true},
+		{"structs holding other slices", holder{[]int{1}}, holder{[]int{2}}, false},
+		{"nil and a value", nil, p, false},
+		{"two nils", nil, nil, true},
+		{"values of two types", prefixPolicy{}, holder{}, false},
+	}
+	for _, tt := range tests {
+		if got := sameInterface(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
