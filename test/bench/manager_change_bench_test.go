@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"testing"
@@ -57,19 +58,28 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			created := time.Since(setup)
 			w.waitPublished(b, n)
 			settled := time.Since(setup) - created
-			var took, answered []time.Duration
+			var took, answered, collected []time.Duration
 			var sni string
 			stop := startManagerProfile(b, n)
 			for i := 0; b.Loop(); i++ {
 				var c change
 				c, sni = w.changeOne(b, objectName(0, (i*7919)%n), i)
 				took, answered = append(took, c.took), append(answered, c.took-c.update)
+				if c.collected {
+					collected = append(collected, c.took)
+				}
 				waitIdle(b, 5*time.Minute, 50*time.Millisecond)
 			}
 			stop()
 			w.verifyPublished(b, sni)
 			reportPercentiles(b, took)
 			reportPercentilesAs(b, "after-update-", answered)
+			// The changes during which the manager's process finished a garbage
+			// collection: whether they are the slow ones.
+			b.ReportMetric(float64(len(collected)), "gc-tries")
+			if len(collected) > 0 {
+				reportPercentilesAs(b, "gc-", collected)
+			}
 			// After the loop: b.Loop's first call resets the reported metrics.
 			b.ReportMetric(created.Seconds(), "create-s")
 			b.ReportMetric(settled.Seconds(), "settle-s")
@@ -146,10 +156,12 @@ func (w *managerWorld) waitPublished(b *testing.B, n int) {
 }
 
 // change is one timed change: from the Update call until the snapshot was published,
-// and the Update call itself (the API server's and etcd's share: the watch event
-// cannot come before the write is committed).
+// the Update call itself (the API server's and etcd's share: the watch event cannot
+// come before the write is committed), and whether the process (the manager's: it
+// runs in the benchmark's) finished a garbage collection meanwhile.
 type change struct {
 	took, update time.Duration
+	collected    bool
 }
 
 // changeOne changes the named Backend's server name and ALPN, so that its cluster
@@ -167,6 +179,7 @@ func (w *managerWorld) changeOne(b *testing.B, name string, iter int) (change, s
 		tls := be.Spec.Destination.FQDN.TLS
 		tls.ServerName, tls.ALPNProtocols = &sni, []string{"h2", "http/1.1"}[:1+iter%2]
 		before := w.xds.Status(key).TypeVersions[resource.ClusterType]
+		cycles := gcCycles()
 		start := time.Now()
 		if err := w.c.Update(ctx, &be); apierrors.IsConflict(err) {
 			continue
@@ -180,8 +193,16 @@ func (w *managerWorld) changeOne(b *testing.B, name string, iter int) (change, s
 			}
 			time.Sleep(500 * time.Microsecond)
 		}
-		return change{took: time.Since(start), update: update}, sni
+		took := time.Since(start)
+		return change{took: took, update: update, collected: gcCycles() != cycles}, sni
 	}
+}
+
+// gcCycles is the number of garbage collections the process has finished.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // verifyPublished checks, after the timed changes, that the clusters the xDS server
