@@ -127,11 +127,7 @@ func (r *routeSide) noteExists(target types.NamespacedName, kind targetKind, exi
 // Cache when every input is as it was and every ref resolves as it did.
 func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 	inputs, routes, keep := t.routeSideInputs(g)
-	if !keep && t.delta == nil {
-		t.attachRoutes(g)
-		return
-	}
-	if e := t.cache.routeSide(g.out.Name, t.epoch); keep && e != nil && e.inputs == inputs && slices.Equal(e.routes, routes) {
+	if e := t.keptRouteSide(g, keep, inputs, routes); e != nil {
 		if t.replayRouteSide(g, e) {
 			return
 		}
@@ -139,15 +135,30 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 		// gathered again below (what it told the Backends, attaching tells them too).
 		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
 	}
-	if t.delta != nil {
+	switch {
+	case t.delta != nil:
 		t.delta.failed = true // a delta attaches no route: the route side must be kept
-		return
+	case !keep:
+		t.attachRoutes(g)
+	default:
+		g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
+		t.attachRoutes(g)
+		for _, l := range g.listeners {
+			g.record.attached = append(g.record.attached, l.attachedRoutes)
+		}
 	}
-	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
-	t.attachRoutes(g)
-	for _, l := range g.listeners {
-		g.record.attached = append(g.record.attached, l.attachedRoutes)
+}
+
+// keptRouteSide is the Gateway's route side in the Cache when its inputs are as they
+// were (and have identities), else nil.
+func (t *translator) keptRouteSide(g *gatewayContext, keep bool, inputs string, routes []routeSeen) *routeSide {
+	if !keep {
+		return nil
 	}
+	if e := t.cache.routeSide(g.out.Name, t.epoch); e != nil && e.inputs == inputs && slices.Equal(e.routes, routes) {
+		return e
+	}
+	return nil
 }
 
 // replayRouteSide resolves the kept refs again, in their order, opens the kept tunnels
