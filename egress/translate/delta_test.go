@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,8 @@ import (
 // TestBackendEditsTranslateAsCold walks every golden input through seeded edits of
 // Backend specs alone (server names, ALPN, hostnames, ports, CA certificates and sets,
 // generation bumps with nothing else changed), the changes a delta translation takes,
-// and compares each warm translation with a cold one. It also counts the deltas: an
+// with the lists in a new order at every step (as informers list a kind again), and
+// compares each warm translation with a cold one. It also counts the deltas: an
 // input whose Backends are all plain FQDN units referenced by HTTPRoutes must have been
 // translated as one after a server name change, so the test fails if deltas stop
 // happening, not only if they go wrong.
@@ -36,6 +38,7 @@ func TestBackendEditsTranslateAsCold(t *testing.T) {
 			compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
 			for i := range steps {
 				what := editBackendSpec(rng, res)
+				shuffleLists(rng, res)
 				compareWithCold(t, fmt.Sprintf("step %d: %s", i+1, what), cache, versions, res, addrs, opts)
 			}
 			total += cache.deltas
@@ -66,6 +69,22 @@ func TestServerNameChangeIsADelta(t *testing.T) {
 	if cache.deltas != 2 {
 		t.Fatalf("a deletion ran as a delta (%d deltas)", cache.deltas)
 	}
+}
+
+// shuffleLists puts the lists of objects a delta compares in a random order, as the
+// manager's informers list a kind again: a delta must not depend on it.
+func shuffleLists(rng *rand.Rand, res *egress.Resources) {
+	shuffle(rng, res.Backends)
+	shuffle(rng, res.HTTPRoutes)
+	shuffle(rng, res.Gateways)
+	shuffle(rng, res.Secrets)
+	shuffle(rng, res.Namespaces)
+	shuffle(rng, res.Services)
+	shuffle(rng, res.EndpointSlices)
+}
+
+func shuffle[T any](rng *rand.Rand, s []T) {
+	rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
 }
 
 // editBackendSpec changes one spec field of a random Backend and says what.
@@ -204,6 +223,21 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				res.Gateways[0].Status.Conditions = []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionTrue, Reason: "Programmed"}}
 				res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "every list comes in another order", input: "route-matches-refused", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				slices.Reverse(res.HTTPRoutes)
+				slices.Reverse(res.Backends)
+				slices.Reverse(res.Namespaces)
+				slices.Reverse(res.Secrets)
+				tls := &res.Backends[0].Spec.Destination.FQDN.TLS
+				*tls = &egressv1alpha1.BackendTLS{ServerName: &sni}
+				return addrs
+			}},
+		{name: "a route is replaced by another in its place", input: "route-matches-refused",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.HTTPRoutes[0].Name += "-replaced"
 				return addrs
 			}},
 		{name: "a Gateway's annotation changes", input: "fqdn-backend-basic",
