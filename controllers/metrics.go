@@ -18,6 +18,7 @@ const (
 	metricBackends          = "portcullis_backends"
 	metricReconciles        = "portcullis_reconciles_total"
 	metricStatusYields      = "portcullis_status_write_yields_total"
+	metricIdleCollections   = "portcullis_idle_collections_total"
 )
 
 // operatorMetrics answers a scrape from the reconciler's latest state: what Envoy runs is
@@ -70,6 +71,7 @@ func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.duration.Describe(ch)
 	m.reconciles.Describe(ch)
 	m.yields.Describe(ch)
+	m.r.idle.count.Describe(ch)
 	ch <- m.programmed
 	ch <- m.connected
 	ch <- m.backends
@@ -80,6 +82,7 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.duration.Collect(ch)
 	m.reconciles.Collect(ch)
 	m.yields.Collect(ch)
+	m.r.idle.count.Collect(ch)
 	for _, gw := range m.r.liveGateways() {
 		st := m.r.opts.XDS.Status(gw)
 		ok, _, _ := st.Programmed()

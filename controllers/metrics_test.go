@@ -70,6 +70,9 @@ spec:
 	if n := metricValue(t, reg, metricReconcileDuration, nil); n < 1 {
 		t.Errorf("%s has %v observations; want some", metricReconcileDuration, n)
 	}
+	if n := metricValue(t, reg, metricIdleCollections, nil); n < 0 {
+		t.Errorf("%s is not served", metricIdleCollections)
+	}
 
 	envoy.Stop()
 	waitMetric(t, reg, metricEnvoysConnected, gateway, 0)

@@ -131,6 +131,8 @@ type Reconciler struct {
 	wakeups atomic.Uint64
 	last    *lastTranslation
 	marks   backendMarks
+	// idle collects garbage when the manager falls idle (idle_gc.go).
+	idle *idleCollector
 	// started and warm hold the first publication until the DNS guard has answered
 	// (warmup.go).
 	started time.Time
@@ -147,6 +149,7 @@ var reconcileKey = ctrl.Request{NamespacedName: types.NamespacedName{Name: "port
 
 // Reconcile gathers, translates, publishes, provisions and writes statuses.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	defer r.idle.reconciled()
 	if req == callersKey {
 		return r.reconcileCallers(ctx)
 	}

@@ -32,7 +32,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		opts.Clock = time.Now
 	}
 	recorder := mgr.GetEventRecorderFor("portcullis")
-	return &Reconciler{
+	r := &Reconciler{
 		client:   mgr.GetClient(),
 		opts:     opts,
 		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
@@ -52,6 +52,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		leader:        newLeadership(),
 		pods:          newPodIndex(),
 	}
+	r.idle = newIdleCollector(r.wakeups.Load)
+	return r
 }
 
 // SetupWithManager watches every input and maps each event to the single reconcile key;

@@ -61,9 +61,12 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			var took, answered, collected []time.Duration
 			var sni string
 			stop := startManagerProfile(b, n)
+			stopTrace := startManagerTrace(b, n)
 			for i := 0; b.Loop(); i++ {
 				var c change
+				markChange(i, "start")
 				c, sni = w.changeOne(b, objectName(0, (i*7919)%n), i)
+				markChange(i, fmt.Sprintf("end %d", c.took.Microseconds()))
 				took, answered = append(took, c.took), append(answered, c.took-c.update)
 				if c.collected {
 					collected = append(collected, c.took)
@@ -71,6 +74,7 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 				waitIdle(b, 5*time.Minute, 50*time.Millisecond)
 			}
 			stop()
+			stopTrace()
 			w.verifyPublished(b, sni)
 			reportPercentiles(b, took)
 			reportPercentilesAs(b, "after-update-", answered)
