@@ -148,9 +148,10 @@ func deltaInputs(res *egress.Resources) (ids [numDeltaKinds][]deltaID, ok bool) 
 // sameInputs tells whether res holds the objects the base read. They usually come in
 // the same order (the manager hands out a kind's last list again while no event came
 // for it), which is checked first; a kind listed again comes in the informer's order,
-// which is a map's, so the identities are then compared as sets. Translation does not
-// depend on the order of its inputs (TestDeltaGivesUpWhereItMust checks a reordered
-// input against a cold translation).
+// which is a map's, so the identities are then compared as sets, and the base takes
+// the new order: the next delta, given the same lists, compares them in order again.
+// Translation does not depend on the order of its inputs (TestDeltaGivesUpWhereItMust
+// checks a reordered input against a cold translation).
 func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
 	var at [numDeltaKinds]int
 	inOrder := eachInput(res, func(kind int, o metav1.Object) bool {
@@ -170,6 +171,7 @@ func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
 			return false
 		}
 	}
+	*base = now
 	return true
 }
 

@@ -353,3 +353,23 @@ func TestSameInterfaceNeverPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestADeltaTakesTheOrderItWasGiven: after a delta whose lists came in a new order, the
+// base holds them in that order, so the next delta given the same lists finds them in
+// order without comparing sets (at 10,000 HTTPRoutes sorting costs milliseconds).
+func TestADeltaTakesTheOrderItWasGiven(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "route-matches-refused.in.yaml"))
+	cache, versions := NewCache(), newAPIVersions()
+	compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+	slices.Reverse(res.HTTPRoutes)
+	sni := "reordered.example.com"
+	res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+	compareWithCold(t, "routes reversed", cache, versions, res, addrs, opts)
+	if cache.deltas != 1 {
+		t.Fatalf("%d deltas, want 1", cache.deltas)
+	}
+	want, _ := deltaInputs(res)
+	if got := cache.base.inputs; !reflect.DeepEqual(got, want) {
+		t.Fatal("the base keeps the order of the translation before the delta")
+	}
+}
