@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"time"
+
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,6 +81,9 @@ func (t *translator) translateBackend(s *backendSlot) *translatedBackend {
 	if s.tb != nil {
 		return s.tb
 	}
+	outside := t.validUntil
+	t.validUntil = time.Time{}
+	defer func() { s.until, t.validUntil = t.validUntil, outside }()
 	if tb := t.reuseBackend(s.name, s.b); tb != nil {
 		s.tb = tb
 		return tb

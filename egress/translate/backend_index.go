@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -13,6 +15,9 @@ type backendSlot struct {
 	name types.NamespacedName
 	b    *egressv1alpha1.Backend
 	tb   *translatedBackend
+	// until is when the verdict of one of the Backend's certificate checks changes
+	// (zero: never), set once it is translated.
+	until time.Time
 }
 
 // indexBackends indexes the Backends by name; of two with one name, the last counts.

@@ -187,7 +187,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				tls.CACertificates, tls.WellKnownCACertificates = nil, &system
 				return addrs
 			}},
-		{name: "a client certificate was checked against the clock", input: "backend-private-ca-sans-mtls",
+		{name: "a Backend with a client certificate changes its server name", input: "backend-private-ca-sans-mtls", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				backend(res, "api").Spec.Destination.FQDN.TLS.ServerName = &sni
 				return addrs

@@ -24,7 +24,10 @@ type translator struct {
 	cache *Cache
 	epoch uint64
 	reads *unitReads
-	// validUntil is Result.ValidUntil, kept as certificates are checked.
+	// validUntil is when the verdict of a certificate check outside any Backend changes
+	// (zero: never), kept as certificates are checked; each Backend's own is kept in its
+	// slot (translateBackend), so that a delta can put Result.ValidUntil together from
+	// the Backends it keeps and the ones it translates again.
 	validUntil time.Time
 
 	classes        map[string]*gwapiv1.GatewayClass

@@ -69,11 +69,17 @@ func (t *translator) verdict(pair pairEntry) error {
 		case !now.After(pair.notAfter):
 			next = pair.notAfter.Add(time.Nanosecond) // expired once past notAfter
 		}
-		if !next.IsZero() && (t.validUntil.IsZero() || next.Before(t.validUntil)) {
-			t.validUntil = next
-		}
+		t.validUntil = earlier(t.validUntil, next)
 	}
 	return pairVerdict(pair, now)
+}
+
+// earlier is the earlier of two times, where zero is never.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // pairVerdict is checkKeyPair's verdict on a parsed key pair at a time (none when zero).

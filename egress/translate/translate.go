@@ -115,6 +115,9 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 	t.finishXBackendStatuses()
 	t.cache.sweep()
 	t.result.ValidUntil = t.validUntil
+	for _, s := range t.backends {
+		t.result.ValidUntil = earlier(t.result.ValidUntil, s.until)
+	}
 	t.recordBase(res)
 	return t.result
 }
