@@ -59,6 +59,14 @@ func systemCAResources(w workload) (*egress.Resources, egress.Addresses) {
 		sca.ObjectMeta = b.ObjectMeta
 		*b = *sca
 	}
+	versionObjects(res)
+	return res, addrs
+}
+
+// versionObjects gives every object a UID and a resourceVersion, and a generation of
+// at least 1, as the API server gives them: what the manager translates always has
+// them, and a delta needs them.
+func versionObjects(res *egress.Resources) {
 	version := func(m *metav1.ObjectMeta, kind string, i int) {
 		m.UID, m.ResourceVersion = types.UID(kind+"/"+m.Namespace+"/"+m.Name), strconv.Itoa(i+1)
 		m.Generation = max(m.Generation, 1)
@@ -75,5 +83,7 @@ func systemCAResources(w workload) (*egress.Resources, egress.Addresses) {
 	for i := range res.Namespaces {
 		version(&res.Namespaces[i].ObjectMeta, "Namespace", i)
 	}
-	return res, addrs
+	for i := range res.Secrets {
+		version(&res.Secrets[i].ObjectMeta, "Secret", i)
+	}
 }
