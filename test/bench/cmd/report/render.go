@@ -160,7 +160,7 @@ func renderChange(b *strings.Builder, rs []result) {
 		return a - c
 	})
 	b.WriteString("## 2. One Backend changed\n\nBenchmarkOneBackendChanged: one Backend's TLS server name and ALPN change; then translate everything, build every Gateway, " +
-		"xds.Server.Publish; the caches are warm as in a running manager and the objects versioned as the API server versions them, "+
+		"xds.Server.Publish; the caches are warm as in a running manager and the objects versioned as the API server versions them, " +
 		"so a change is a delta of the last translation (deltas: the share of changes that were).\n\n")
 	b.WriteString("| Backends | ms/op | translate ms | build ms | publish ms | CPU ms/op | allocs/op | deltas |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rs {
