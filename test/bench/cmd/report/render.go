@@ -28,6 +28,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 			renderHot(&b, r)
 		}
 	}
+	renderDelta(&b, by["delta"])
 	renderPropagation(&b, by["propagation"])
 	renderDataPlane(&b, c, by["dataplane"])
 	renderDNS(&b, by["dns"], by["policy"])
