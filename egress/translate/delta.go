@@ -29,9 +29,9 @@ import (
 //   - finds the changed Backends by their identity (UID and generation: a Backend's
 //     translation reads its spec alone) against the last translation's, and requires
 //     every other input to be the same objects (deltaID: UID and resourceVersion, or
-//     generation for the kinds whose status is written), the
-//     same Options but the clock (not gone back, still before the last Result's
-//     ValidUntil) and the same DNS answers;
+//     generation for the kinds whose status is written), the same Options but the
+//     clock (not gone back, still before the last Result's ValidUntil) and the same
+//     DNS answers;
 //   - translates the changed Backends (their units) and, on every Gateway, takes the
 //     kept route side and resolves again only the backendRefs naming a changed
 //     Backend, each of which must resolve as it did (the route side's early cutoff);
@@ -45,8 +45,9 @@ import (
 // would return. Whatever a delta cannot vouch for makes it give up, and the translation
 // runs in full: a Backend created or deleted, one that is not a unit (a Service
 // destination) before or after, one a TLSRoute, TCPRoute or BackendTLSPolicy names, a
-// secret a changed Backend stops or starts using, a route side that is not kept. TestBackendEditsTranslateAsCold compares deltas with cold
-// translations; TestDeltaGivesUpWhereItMust checks each of these.
+// secret a changed Backend stops or starts using, a route side that is not kept.
+// TestBackendEditsTranslateAsCold compares deltas with cold translations;
+// TestDeltaGivesUpWhereItMust checks each of these.
 
 // deltaBase is what the last translation read and returned, for the next to start
 // from. It is owned by one translation at a time (Cache.takeBase).
