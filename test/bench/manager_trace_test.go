@@ -11,14 +11,26 @@ import (
 
 // envManagerTrace names a file to write a runtime execution trace of the timed changes of
 // the largest size to, each change marked by a "change" log ("I start", "I end MICROS"):
-// what ran in the manager's process during the slow changes.
-const envManagerTrace = "BENCH_MANAGER_TRACE"
+// what ran in the manager's process during the slow changes (cmd/gcoverlap reads it).
+// envPropagationTrace does the same for BenchmarkPropagation's tries.
+const (
+	envManagerTrace     = "BENCH_MANAGER_TRACE"
+	envPropagationTrace = "BENCH_PROPAGATION_TRACE"
+)
 
 // startManagerTrace traces the timed changes when envManagerTrace is set and n is the
 // largest size; the function it returns stops the trace.
 func startManagerTrace(b *testing.B, n int) (stop func()) {
-	path := os.Getenv(envManagerTrace)
-	if path == "" || n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
+	if n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
+		return func() {}
+	}
+	return startTrace(b, os.Getenv(envManagerTrace))
+}
+
+// startTrace writes a runtime trace to path until the function it returns is called;
+// nothing when path is empty.
+func startTrace(b *testing.B, path string) (stop func()) {
+	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -49,9 +50,13 @@ func BenchmarkPropagation(b *testing.B) {
 		w.createMany(b, present)
 		w.waitSettled(b, present)
 		var took []time.Duration
+		stopTrace := startTrace(b, os.Getenv(envPropagationTrace))
 		for i := 0; b.Loop(); i++ {
+			markChange(i, "start")
 			took = append(took, w.propagate(b, fmt.Sprintf("new%d", i)))
+			markChange(i, fmt.Sprintf("end %d", took[i].Microseconds()))
 		}
+		stopTrace()
 		slices.Sort(took)
 		for _, p := range []int{50, 95, 99} {
 			b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
