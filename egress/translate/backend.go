@@ -1,9 +1,8 @@
 package translate
 
 import (
-	"time"
-
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
