@@ -464,7 +464,9 @@ func (t *translator) finishDeltaStatuses() {
 // identities become the base. Its ValidUntil is put together as a full translation's
 // is: the earliest change of verdict of the checks outside the Backends (the base's:
 // their inputs are unchanged) and of every Backend's, the changed ones' as they were
-// just checked. Walking the ten thousand entries costs ~0.1 ms.
+// just checked. The walk over one entry per Backend is small next to the rest of a
+// delta (BenchmarkDeltaOneBackendChanged at 10,000 took 6.6 ms with it, 5.6 ms without
+// on a machine 15-20% faster).
 func (t *translator) finishDelta() {
 	d := t.delta
 	for n := range d.changed {
