@@ -243,7 +243,7 @@ func factsOf(r types.Resource) (*facts, error) {
 		return f, nil // endpoints and secrets reference nothing
 	}
 	refs := map[string]bool{}
-	if err := collectSecretRefs(r.ProtoReflect(), refs); err != nil {
+	if err := collectInEncoded(b, r.ProtoReflect().Descriptor(), refs); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	f.secrets = slices.Sorted(maps.Keys(refs))

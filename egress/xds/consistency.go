@@ -83,29 +83,6 @@ func someNames(names []string) string {
 	return list + " are"
 }
 
-// collectSecretRefs adds the names of the secrets m fetches by SDS over ADS, looking
-// through every nested message that may hold a reference, including typed configs
-// (Any) of the types linked into this binary.
-func collectSecretRefs(m protoreflect.Message, names map[string]bool) error {
-	switch m.Descriptor().FullName() {
-	case sdsSecretConfigName:
-		sds := m.Interface().(*tlsv3.SdsSecretConfig)
-		if sds.GetSdsConfig().GetAds() != nil {
-			names[sds.GetName()] = true
-		}
-		return nil
-	case anyName:
-		a := m.Interface().(*anypb.Any)
-		return collectInAny(a.GetTypeUrl(), a.GetValue(), names)
-	}
-	var err error
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		err = collectInField(fd, v, names)
-		return err == nil
-	})
-	return err
-}
-
 // collectInAny looks for references in an Any's value, read as encoded
 // (collectInEncoded) rather than decoded.
 func collectInAny(typeURL string, value []byte, names map[string]bool) error {
@@ -123,32 +100,6 @@ func collectInAny(typeURL string, value []byte, names map[string]bool) error {
 		return fmt.Errorf("decode %s: %w", typeURL, err)
 	}
 	return nil
-}
-
-func collectInField(fd protoreflect.FieldDescriptor, v protoreflect.Value, names map[string]bool) error {
-	switch {
-	case fd.IsMap():
-		if md := fd.MapValue().Message(); md == nil || !mayReferenceSecrets(md) {
-			return nil
-		}
-		var err error
-		v.Map().Range(func(_ protoreflect.MapKey, e protoreflect.Value) bool {
-			err = collectSecretRefs(e.Message(), names)
-			return err == nil
-		})
-		return err
-	case fd.Message() == nil || !mayReferenceSecrets(fd.Message()):
-		return nil
-	case fd.IsList():
-		for i := 0; i < v.List().Len(); i++ {
-			if err := collectSecretRefs(v.List().Get(i).Message(), names); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		return collectSecretRefs(v.Message(), names)
-	}
 }
 
 var (

@@ -61,10 +61,21 @@ func decodedSecretRefs(t *testing.T, m protoreflect.Message, names map[string]bo
 	})
 }
 
+// collectEncoded reads m's secret references as factsOf does: from its deterministic
+// encoding.
+func collectEncoded(t *testing.T, m proto.Message, names map[string]bool) error {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collectInEncoded(b, m.ProtoReflect().Descriptor(), names)
+}
+
 // TestSecretReferencesReadEncodedAreThoseDecoded builds every IR of envoyconfig's golden
 // tests (TLS origination, client certificates, tenant tables and their caller matchers,
-// stream routes, the forward proxy) and checks that reading each Any encoded finds the
-// secret references decoding it whole finds.
+// stream routes, the forward proxy) and checks that reading each resource encoded finds
+// the secret references decoding it whole finds.
 func TestSecretReferencesReadEncodedAreThoseDecoded(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "envoyconfig", "testdata", "*.in.yaml"))
 	if err != nil || len(paths) == 0 {
@@ -97,7 +108,7 @@ func TestSecretReferencesReadEncodedAreThoseDecoded(t *testing.T) {
 			}
 			for _, m := range msgs {
 				got, want := map[string]bool{}, map[string]bool{}
-				if err := collectSecretRefs(m.ProtoReflect(), got); err != nil {
+				if err := collectEncoded(t, m, got); err != nil {
 					t.Fatal(err)
 				}
 				decodedSecretRefs(t, m.ProtoReflect(), want)
@@ -146,7 +157,7 @@ func TestSecretReferencesInNestedAnys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string]bool{}
-			err := collectSecretRefs(tt.a.ProtoReflect(), got)
+			err := collectEncoded(t, tt.a, got)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error %v, want one: %v", err, tt.wantErr)
 			}

@@ -38,6 +38,11 @@ import (
 // changes (default 10); the target (results.md) is stated for 1,000.
 const envPropagationRoutes = "BENCH_PROPAGATION_ROUTES"
 
+// envPropagationProfile names a file to write a CPU profile of the tries to (the manager,
+// the xDS server and the benchmark's client: the API server, etcd and Envoy are
+// processes of their own).
+const envPropagationProfile = "BENCH_PROPAGATION_PROFILE"
+
 // BenchmarkPropagation creates, through the API server, a Backend and an HTTPRoute for
 // a new hostname and times until Envoy first answers 200 for it: the whole path of a
 // change (watch, gather, DNS guard resolution, translation, xDS push, Envoy warming the
@@ -51,12 +56,17 @@ func BenchmarkPropagation(b *testing.B) {
 		w.waitSettled(b, present)
 		var took []time.Duration
 		stopTrace := startTrace(b, os.Getenv(envPropagationTrace))
+		stopProfile := func() {}
+		if path := os.Getenv(envPropagationProfile); path != "" {
+			stopProfile = cpuProfile(b, path)
+		}
 		for i := 0; b.Loop(); i++ {
 			markChange(i, "start")
 			took = append(took, w.propagate(b, fmt.Sprintf("new%d", i)))
 			markChange(i, fmt.Sprintf("end %d", took[i].Microseconds()))
 		}
 		stopTrace()
+		stopProfile()
 		slices.Sort(took)
 		for _, p := range []int{50, 95, 99} {
 			b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
