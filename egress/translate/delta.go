@@ -142,6 +142,9 @@ type delta struct {
 // deltaInputs lists each kind's identities, in order; ok is false when an object has
 // none (objects from files), so that no delta can be told from them.
 func deltaInputs(res *egress.Resources) (ids [numDeltaKinds][]deltaID, ok bool) {
+	for kind, n := range inputLens(res) {
+		ids[kind] = make([]deltaID, 0, n)
+	}
 	ok = eachInput(res, func(kind int, o metav1.Object) bool {
 		id := idOf(kind, o)
 		ids[kind] = append(ids[kind], id)
@@ -150,33 +153,58 @@ func deltaInputs(res *egress.Resources) (ids [numDeltaKinds][]deltaID, ok bool) 
 	return ids, ok
 }
 
+// inputLens is how many objects of each kind res holds.
+func inputLens(res *egress.Resources) [numDeltaKinds]int {
+	return [numDeltaKinds]int{
+		deltaGatewayClasses: len(res.GatewayClasses), deltaGateways: len(res.Gateways),
+		deltaHTTPRoutes: len(res.HTTPRoutes), deltaTLSRoutes: len(res.TLSRoutes), deltaTCPRoutes: len(res.TCPRoutes),
+		deltaReferenceGrants: len(res.ReferenceGrants), deltaBackendTLSPolicies: len(res.BackendTLSPolicies),
+		deltaServices: len(res.Services), deltaEndpointSlices: len(res.EndpointSlices), deltaSecrets: len(res.Secrets),
+		deltaConfigMaps: len(res.ConfigMaps), deltaNamespaces: len(res.Namespaces), deltaXBackends: len(res.XBackends),
+	}
+}
+
 // sameInputs tells whether res holds the objects the base read. They usually come in
 // the same order (the manager hands out a kind's last list again while no event came
 // for it), which is checked first; a kind listed again comes in the informer's order,
-// which is a map's, so the identities are then compared as sets, and the base takes
-// the new order: the next delta, given the same lists, compares them in order again.
+// which is a map's, so the identities of a kind out of place are then compared as sets,
+// and the base takes that kind's new order: the next delta, given the same lists,
+// compares them in order again. Only the kinds out of place are listed and sorted (a
+// changed route among ten thousand is one kind, not the twenty thousand Secrets too).
 // Translation does not depend on the order of its inputs (TestDeltaGivesUpWhereItMust
 // checks a reordered input against a cold translation).
 func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
-	var at [numDeltaKinds]int
-	inOrder := eachInput(res, func(kind int, o metav1.Object) bool {
-		i := at[kind]
-		at[kind]++
-		return i < len(base[kind]) && idOf(kind, o) == base[kind][i]
-	}) && at == inputCounts(base)
-	if inOrder {
-		return true
-	}
-	now, ok := deltaInputs(res)
-	if !ok || inputCounts(&now) != inputCounts(base) {
+	if inputLens(res) != inputCounts(base) {
 		return false
 	}
-	for kind := range now {
-		if !sameIDs(now[kind], base[kind]) {
+	var at [numDeltaKinds]int
+	var moved [numDeltaKinds][]deltaID // a kind's identities from its first out of place
+	ok := eachInput(res, func(kind int, o metav1.Object) bool {
+		i := at[kind]
+		at[kind]++
+		id := idOf(kind, o)
+		if moved[kind] == nil && id == base[kind][i] {
+			return true
+		}
+		if moved[kind] == nil {
+			moved[kind] = append(make([]deltaID, 0, len(base[kind])), base[kind][:i]...)
+		}
+		moved[kind] = append(moved[kind], id)
+		return id.versioned(kind)
+	})
+	if !ok {
+		return false
+	}
+	for kind, ids := range moved {
+		if ids != nil && !sameIDs(ids, base[kind]) {
 			return false
 		}
 	}
-	*base = now
+	for kind, ids := range moved {
+		if ids != nil {
+			base[kind] = ids
+		}
+	}
 	return true
 }
 
