@@ -57,10 +57,14 @@ type memoEntry[M any] struct {
 }
 
 // routesEntry is a route configuration, the listener it was built from, and the
-// protocol of every cluster its routes name: a route's settings depend on them.
+// protocol of every cluster its routes name: a route's settings depend on them. Its
+// virtual hosts are kept one by one too, with the tail they were built for
+// (route_hosts.go).
 type routesEntry struct {
 	memoEntry[*routev3.RouteConfiguration]
 	targets []clusterProtocol
+	hosts   map[string]hostEntry
+	tail    tableTail
 }
 
 type clusterProtocol struct {

@@ -33,19 +33,31 @@ func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, er
 	return out, true, err
 }
 
+// cachedRoutes takes the last build's table when the listener's tables are as they were,
+// and otherwise assembles it from the virtual hosts that are (route_hosts.go). It
+// validates what it built itself, so it never reports a table as fresh.
 func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
-	if e, ok := b.prev.findRoutes(l.Name); ok && equalListener(e.listener, l) && b.targetsResolve(e.targets) {
+	e, ok := b.prev.findRoutes(l.Name)
+	if ok && equalListener(e.listener, l) && b.targetsResolve(e.targets) {
 		return e.out, false, nil
 	}
-	src := l
-	if b.next != nil {
-		src = cloneListener(l)
+	if b.next == nil {
+		out, err := b.routeConfiguration(l)
+		return out, true, err
 	}
-	out, err := b.routeConfiguration(src)
-	if err == nil && b.next != nil {
-		b.next.routes[l.Name] = routesEntry{memoEntry[*routev3.RouteConfiguration]{listener: src, out: out}, b.targetsOf(src)}
+	var reuse map[string]hostEntry
+	if ok && e.tail == tailOf(l) {
+		reuse = e.hosts
 	}
-	return out, true, err
+	t, err := b.routeTable(l, reuse)
+	if err == nil {
+		err = t.validate()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	b.next.routes[l.Name] = t.entry
+	return t.out, false, nil
 }
 
 func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
@@ -131,18 +143,16 @@ func (b *builder) hasSecret(name string, kind ir.SecretKind) bool {
 	return ok && s.Kind == kind
 }
 
-// targetsOf lists the clusters the listener's routes name, whether they exist (a route
-// whose backends all weigh 0 does not need them to) and their protocols.
-func (b *builder) targetsOf(l *ir.Listener) []clusterProtocol {
+// hostTargets lists the clusters a virtual host's tunnels and routes name, whether they
+// exist (a route whose backends all weigh 0 does not need them to) and their protocols.
+func (b *builder) hostTargets(vh *ir.VirtualHost) []clusterProtocol {
 	var out []clusterProtocol
-	for _, vh := range l.VirtualHosts {
-		for _, tn := range vh.Tunnels {
-			out = append(out, b.clusterTarget(tn.Cluster))
-		}
-		for _, r := range vh.Routes {
-			for _, wc := range r.Backends {
-				out = append(out, b.clusterTarget(wc.Cluster))
-			}
+	for _, tn := range vh.Tunnels {
+		out = append(out, b.clusterTarget(tn.Cluster))
+	}
+	for _, r := range vh.Routes {
+		for _, wc := range r.Backends {
+			out = append(out, b.clusterTarget(wc.Cluster))
 		}
 	}
 	return out

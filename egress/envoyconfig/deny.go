@@ -1,7 +1,6 @@
 package envoyconfig
 
 import (
-	"slices"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -22,31 +21,6 @@ const (
 
 // catchAllHost is the virtual host that answers for every Host no other one serves.
 const catchAllHost = "*"
-
-// withCatchAll appends to every virtual host a last route answering what its routes
-// do not match, and adds a "*" virtual host when the table has none. The virtual hosts
-// share that route's one message (nothing modifies a built route, and an encoder
-// writes a shared message wherever it is referenced): a table of 10,000 virtual hosts
-// held 10,000 equal copies, 15 MB of the manager's live heap.
-func withCatchAll(vhosts []*routev3.VirtualHost, isolated bool) ([]*routev3.VirtualHost, error) {
-	status, decision := noRouteStatus, DecisionNoRoute
-	if isolated {
-		status, decision = deniedStatus, DecisionNoRouteForCaller
-	}
-	r, err := denyRoute(status, decision)
-	if err != nil {
-		return nil, err
-	}
-	hasStar := false
-	for _, vh := range vhosts {
-		hasStar = hasStar || slices.Contains(vh.Domains, catchAllHost)
-		vh.Routes = append(vh.Routes, r)
-	}
-	if hasStar {
-		return vhosts, nil
-	}
-	return append(vhosts, &routev3.VirtualHost{Name: "no-route", Domains: []string{catchAllHost}, Routes: []*routev3.Route{r}}), nil
-}
 
 // denyTable is an inline route configuration that answers every request with 403 and
 // the decision, identifying its callers for the audit log; on a forward proxy, every

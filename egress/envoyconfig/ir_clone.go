@@ -56,23 +56,10 @@ func cloneTenantHead(t *ir.Tenant) ir.Tenant {
 	return ir.Tenant{Namespace: t.Namespace, Streams: cloneEach(t.Streams, cloneStreamRoute)}
 }
 
-func cloneTenant(t *ir.Tenant) ir.Tenant {
-	out := cloneTenantHead(t)
-	out.VirtualHosts = cloneEach(t.VirtualHosts, cloneVirtualHost)
-	return out
-}
-
 func cloneStreamRoute(r *ir.StreamRoute) ir.StreamRoute {
 	out := *r
 	out.ServerNames = slices.Clone(r.ServerNames)
 	out.Backends = cloneEach(r.Backends, cloneWeightedCluster)
-	return out
-}
-
-func cloneListener(l *ir.Listener) *ir.Listener {
-	out := cloneListenerHead(l)
-	out.VirtualHosts = cloneEach(l.VirtualHosts, cloneVirtualHost)
-	out.Tenants = cloneEach(l.Tenants, cloneTenant)
 	return out
 }
 

@@ -129,7 +129,7 @@ func TestCloneIsDeep(t *testing.T) {
 	}{
 		{"cluster", newOf[ir.Cluster], cl(cloneCluster), nil},
 		{"secret", newOf[ir.Secret], cl(cloneSecret), nil},
-		{"listener", newOf[ir.Listener], cl(cloneListener), nil},
+		{"virtual host", newOf[ir.VirtualHost], cl(func(vh *ir.VirtualHost) *ir.VirtualHost { c := cloneVirtualHost(vh); return &c }), nil},
 		{"listener head", newOf[ir.Listener], cl(cloneListenerHead), listenerTables},
 	}
 	for _, c := range clones {

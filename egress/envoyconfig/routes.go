@@ -4,51 +4,14 @@ import (
 	"fmt"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // routeConfiguration is the route table of one listener, named after it.
 func (b *builder) routeConfiguration(l *ir.Listener) (*routev3.RouteConfiguration, error) {
-	if err := checkUniqueDomains(l); err != nil {
-		return nil, err
-	}
-	lr := listenerRoutes{builder: b, scheme: "http"}
-	if l.TLS != nil {
-		lr.scheme = "https"
-	}
-	vhosts, err := buildEach(l.VirtualHosts, lr.virtualHost)
-	if err != nil {
-		return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
-	}
-	if vhosts, err = withCatchAll(vhosts, l.Isolated); err != nil {
-		return nil, err
-	}
-	if l.ForwardProxy {
-		if err := withConnectDenial(vhosts, DecisionNoTunnel); err != nil {
-			return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
-		}
-	}
-	identity, err := identityConfig(l.Callers)
-	if err != nil {
-		return nil, fmt.Errorf("route configuration %q: %w", l.Name, err)
-	}
-	return &routev3.RouteConfiguration{
-		Name:                 l.Name,
-		VirtualHosts:         vhosts,
-		TypedPerFilterConfig: identity,
-		// A route may name the reserved invalid-backend cluster on purpose (its share gets
-		// 500). Inline route tables are validated against the cluster manager by default,
-		// which would reject the static bootstrap; RDS tables are not. Say so explicitly.
-		ValidateClusters: wrapperspb.Bool(false),
-		// Envoy tells upstreams the client's address in this header when it deems the
-		// client external; outside services must not learn the cluster's addresses.
-		RequestHeadersToRemove: []string{"x-envoy-external-address"},
-		// Gateway API hostnames carry no port; a Host with one ("api.example.com:1234")
-		// must still match, and reaches the upstream as the client sent it.
-		IgnorePortInHostMatching: true,
-	}, nil
+	t, err := b.routeTable(l, nil)
+	return t.out, err
 }
 
 // checkUniqueDomains rejects a domain served by two virtual hosts of one listener, which
