@@ -141,7 +141,10 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 	case !keep:
 		t.attachRoutes(g)
 	default:
-		g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{}}
+		// Sized up front: appending ten thousand refs and statuses one by one left as
+		// much garbage again as the lists hold.
+		g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{},
+			refs: make([]refSeen, 0, g.refs), statuses: make([]parentSeen, 0, len(routes))}
 		t.attachRoutes(g)
 		for _, l := range g.listeners {
 			g.record.attached = append(g.record.attached, l.attachedRoutes)
