@@ -247,6 +247,19 @@ func (c *Cache) routeSide(gateway string, epoch uint64) *routeSide {
 	return e
 }
 
+// eachRouteSide calls f with every kept route side until it returns false; it returns
+// false then. The sides are read-only.
+func (c *Cache) eachRouteSide(f func(*routeSide) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.routeSides {
+		if !f(e) {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Cache) storeRouteSide(gateway string, e *routeSide) {
 	put(c, c.routeSides, gateway, e)
 }

@@ -21,7 +21,9 @@ import (
 
 // A translation whose input differs from the last one's only in the specs of some
 // Backends is a delta: it starts from the last Result and computes again only what
-// those Backends are read by. The units (units.go, route_side.go) already keep every
+// those Backends are read by. One that differs only in HTTPRoutes is a route delta
+// (route_delta.go), which computes again the changed routes and what the Backends they
+// name are read by. The units (units.go, route_side.go) already keep every
 // piece; what a delta saves is visiting the ten thousand pieces that did not change
 // (checking each Backend unit, resolving each route's ref, filing each status) to put
 // them back together. A delta:
@@ -136,7 +138,10 @@ const (
 type delta struct {
 	base    *deltaBase
 	changed map[types.NamespacedName]bool
-	failed  bool
+	// routes is set when HTTPRoutes changed (route_delta.go): changed are then the
+	// Backends the changed routes touch.
+	routes *routeDelta
+	failed bool
 }
 
 // deltaInputs lists each kind's identities, in order; ok is false when an object has
@@ -173,13 +178,22 @@ func inputLens(res *egress.Resources) [numDeltaKinds]int {
 // changed route among ten thousand is one kind, not the twenty thousand Secrets too).
 // Translation does not depend on the order of its inputs (TestDeltaGivesUpWhereItMust
 // checks a reordered input against a cold translation).
-func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
-	if inputLens(res) != inputCounts(base) {
+//
+// The kind except (-1: none) is left out: a route delta compares the HTTPRoutes itself.
+func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID, except int) bool {
+	lens, counts := inputLens(res), inputCounts(base)
+	if except >= 0 {
+		lens[except], counts[except] = 0, 0
+	}
+	if lens != counts {
 		return false
 	}
 	var at [numDeltaKinds]int
 	var moved [numDeltaKinds][]deltaID // a kind's identities from its first out of place
 	ok := eachInput(res, func(kind int, o metav1.Object) bool {
+		if kind == except {
+			return true
+		}
 		i := at[kind]
 		at[kind]++
 		id := idOf(kind, o)
@@ -282,14 +296,58 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 	if base == nil || !sameOptions(base.opts, t.opts) || !sameAnswers(base.addrs, t.addrs) || !sameVerdicts(base, t.opts.Now) {
 		return nil
 	}
-	if !sameInputs(res, &base.inputs) {
+	routes, ok := kindIDs(res.HTTPRoutes, deltaHTTPRoutes)
+	if !ok || !sameInputs(res, &base.inputs, deltaHTTPRoutes) {
 		return nil
 	}
 	changed, ok := t.changedBackends(res, base)
 	if !ok {
 		return nil
 	}
-	return &delta{base: base, changed: changed}
+	if sameIDs(routes, base.inputs[deltaHTTPRoutes]) {
+		base.inputs[deltaHTTPRoutes] = routes
+		return &delta{base: base, changed: changed}
+	}
+	if len(changed) > 0 {
+		return nil // Backends and routes at once: one kind of delta at a time
+	}
+	touched, ok := t.touchedBackends(routeChanges(routes, base.inputs[deltaHTTPRoutes]))
+	if !ok || !t.deltaCanTouch(touched, base) {
+		return nil
+	}
+	return &delta{base: base, changed: touched, routes: &routeDelta{ids: routes}}
+}
+
+// kindIDs lists the identities of one kind's objects; false when one has none.
+func kindIDs[T any, P interface {
+	*T
+	metav1.Object
+}](objs []T, kind int) ([]deltaID, bool) {
+	ids := make([]deltaID, 0, len(objs))
+	for i := range objs {
+		id := idOf(kind, P(&objs[i]))
+		if !id.versioned(kind) {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
+// deltaCanTouch tells whether a route delta can take the touched Backends as changed:
+// each that exists is a unit, as it was in the base, and only routes name it.
+func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *deltaBase) bool {
+	for n := range touched {
+		s := t.backends[n]
+		if s == nil {
+			delete(touched, n) // a ref to nothing: refused, and nothing to file
+			continue
+		}
+		if !base.backends[n].unit || !unitDestination(destinationOf(s.b)) || t.namedBeyondRoutes(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // changedBackends finds the Backends whose identity differs from the base's; false when
@@ -418,6 +476,9 @@ func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret
 		d.failed = true
 		return nil, nil
 	}
+	if d.routes != nil {
+		return t.routeDeltaClusters(g, prev)
+	}
 	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
 	if !ok {
 		d.failed = true
@@ -499,6 +560,9 @@ func (t *translator) finishDelta() {
 	d := t.delta
 	for n := range d.changed {
 		d.base.backends[n] = baseEntry(t.backends[n])
+	}
+	if d.routes != nil {
+		d.base.inputs[deltaHTTPRoutes] = d.routes.ids
 	}
 	until := earlier(t.validUntil, d.base.others)
 	for _, e := range d.base.backends {

@@ -235,9 +235,30 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				*tls = &egressv1alpha1.BackendTLS{ServerName: &sni}
 				return addrs
 			}},
-		{name: "a route is replaced by another in its place", input: "route-matches-refused",
+		{name: "a route is replaced by another in its place (a route delta)", input: "route-matches-refused", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				res.HTTPRoutes[0].Name += "-replaced"
+				return addrs
+			}},
+		{name: "a route's path changes (a route delta)", input: "fqdn-backend-basic", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
+				return addrs
+			}},
+		{name: "a route to a Service changes", input: "route-to-service-with-policy",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.HTTPRoutes[0].Spec.Hostnames = append(res.HTTPRoutes[0].Spec.Hostnames, "more.example.com")
+				return addrs
+			}},
+		{name: "a route on a forward proxy changes", input: "forward-proxy",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
+				return addrs
+			}},
+		{name: "a route and a Backend change at once", input: "fqdn-backend-basic",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
+				res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
 				return addrs
 			}},
 		{name: "a Gateway's annotation changes", input: "fqdn-backend-basic",

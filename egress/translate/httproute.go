@@ -17,17 +17,28 @@ import (
 func (t *translator) attachRoutes(g *gatewayContext) {
 	choices := listenerChoices{}
 	for _, r := range t.routes {
-		key := ""
-		for _, ref := range r.Spec.ParentRefs {
-			if !refersToGateway(ref, r.Namespace, g.gw) {
-				continue
-			}
-			if key == "" {
-				key = nameOf(r).String()
-			}
+		if namesGateway(r, g.gw) {
+			t.attachOneRoute(g, choices, r)
+		}
+	}
+}
+
+// namesGateway tells whether one of the route's parentRefs names gw.
+func namesGateway(r *gwapiv1.HTTPRoute, gw *gwapiv1.Gateway) bool {
+	return slices.ContainsFunc(r.Spec.ParentRefs, func(ref gwapiv1.ParentReference) bool { return refersToGateway(ref, r.Namespace, gw) })
+}
+
+// attachOneRoute attaches a route that names the Gateway, once per parentRef naming it,
+// in the span of the route side being recorded.
+func (t *translator) attachOneRoute(g *gatewayContext, choices listenerChoices, r *gwapiv1.HTTPRoute) {
+	key := nameOf(r).String()
+	g.record.startRoute()
+	for _, ref := range r.Spec.ParentRefs {
+		if refersToGateway(ref, r.Namespace, g.gw) {
 			t.addParentStatus(g, key, t.attachRoute(g, choices, r, key, ref))
 		}
 	}
+	g.record.endRoute()
 }
 
 func refersToGateway(ref gwapiv1.ParentReference, routeNS string, gw *gwapiv1.Gateway) bool {
@@ -77,8 +88,7 @@ func (t *translator) attachRoute(g *gatewayContext, choices listenerChoices, r *
 			continue
 		}
 		attached = true
-		l.attachedRoutes++
-		g.addRoutes(l, domains, rules)
+		g.join(l, domains, rules)
 	}
 	if !attached {
 		return reject(gwapiv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches a hostname of the selected listeners")
@@ -189,6 +199,16 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 func (t *translator) addParentStatus(g *gatewayContext, key string, st gwapiv1.RouteParentStatus) {
 	g.record.noteStatus(key, st)
 	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
+}
+
+// join attaches a route's entries to a listener under domains, and notes it for the
+// route side being recorded.
+func (g *gatewayContext) join(l *listenerContext, domains []string, entries []routeEntry) {
+	l.attachedRoutes++
+	g.addRoutes(l, domains, entries)
+	if g.record != nil {
+		g.record.noteJoin(slices.Index(g.listeners, l), domains, entries)
+	}
 }
 
 // addRoutes files the route entries under each domain of the listener's Envoy port, by

@@ -50,12 +50,29 @@ type routeSide struct {
 	used     uint64
 	inputs   string
 	routes   []routeSeen
+	spans    []routeSpan // one per route, in the same order
 	refs     []refSeen
 	exists   []existenceSeen
 	tunnels  []string // the clusters of the tunnels the tables opened, in order
 	statuses []parentSeen
 	attached []int32 // per listener, in the Gateway's order
 	tables   map[uint32]httpTables
+}
+
+// routeSpan is what attaching one route filed: where its refs, existence checks and
+// statuses are in the route side's lists (from, to), and the tables it joined. A route
+// delta (route_delta.go) files a route that did not change from its span.
+type routeSpan struct {
+	refs, exists, statuses [2]int
+	joins                  []routeJoin
+}
+
+// routeJoin is a route's entries filed under domains of a listener (by its index in
+// the Gateway's listeners), as buildRules made them.
+type routeJoin struct {
+	listener int
+	domains  []string
+	entries  []routeEntry
 }
 
 // routeSeen is a route's identity: its spec is pinned by its generation.
@@ -111,6 +128,28 @@ func (r *routeSide) noteStatus(key string, st gwapiv1.RouteParentStatus) {
 	}
 }
 
+// startRoute opens the span of the next route; endRoute closes it.
+func (r *routeSide) startRoute() {
+	if r != nil {
+		from := func(n int) [2]int { return [2]int{n, n} }
+		r.spans = append(r.spans, routeSpan{refs: from(len(r.refs)), exists: from(len(r.exists)), statuses: from(len(r.statuses))})
+	}
+}
+
+func (r *routeSide) endRoute() {
+	if r != nil {
+		s := &r.spans[len(r.spans)-1]
+		s.refs[1], s.exists[1], s.statuses[1] = len(r.refs), len(r.exists), len(r.statuses)
+	}
+}
+
+func (r *routeSide) noteJoin(listener int, domains []string, entries []routeEntry) {
+	if r != nil {
+		s := &r.spans[len(r.spans)-1]
+		s.joins = append(s.joins, routeJoin{listener: listener, domains: domains, entries: entries})
+	}
+}
+
 func (r *routeSide) noteTunnel(cluster string) {
 	if r != nil {
 		r.tunnels = append(r.tunnels, cluster)
@@ -136,8 +175,12 @@ func (t *translator) attachHTTPRoutes(g *gatewayContext) {
 		g.clusters, g.secrets = make(map[string]*ir.Cluster, g.refs), make(map[string]ir.Secret, 2*g.refs)
 	}
 	switch {
+	case t.delta != nil && t.delta.routes != nil:
+		if !t.reattachRoutes(g, keep, inputs, routes) {
+			t.delta.failed = true
+		}
 	case t.delta != nil:
-		t.delta.failed = true // a delta attaches no route: the route side must be kept
+		t.delta.failed = true // a Backend delta attaches no route: the route side must be kept
 	case !keep:
 		t.attachRoutes(g)
 	default:
@@ -323,7 +366,7 @@ func (t *translator) writeNamespaceLabels(b *strings.Builder) {
 func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, bool) {
 	var out []routeSeen
 	for _, r := range t.routes {
-		if !slices.ContainsFunc(r.Spec.ParentRefs, func(ref gwapiv1.ParentReference) bool { return refersToGateway(ref, r.Namespace, gw) }) {
+		if !namesGateway(r, gw) {
 			continue
 		}
 		if r.UID == "" || r.Generation == 0 {

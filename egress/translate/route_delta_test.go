@@ -1,0 +1,111 @@
+package translate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress"
+)
+
+// TestRouteEditsTranslateAsCold walks every golden input through a fixed sequence of
+// random HTTPRoute edits (a path, hostnames, a ref's port, a route deleted, created again
+// or copied under a new name) and compares, after every edit, the translation with a
+// warm Cache with a cold one. Across the inputs, edits must have been taken as route
+// deltas: otherwise the comparison proves nothing about them.
+func TestRouteEditsTranslateAsCold(t *testing.T) {
+	const steps = 16
+	deltas, edits := uint64(0), 0
+	for _, in := range goldenInputs(t) {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			res, addrs, opts := loadGoldenInput(t, in)
+			if addrs == nil {
+				addrs = egress.Addresses{}
+			}
+			e := &routeEditor{rng: rand.New(rand.NewPCG(2, uint64(len(in)))), res: res}
+			cache, versions := NewCache(), newAPIVersions()
+			compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+			before := cache.Deltas()
+			for i := range steps {
+				what := e.randomEdit()
+				compareWithCold(t, fmt.Sprintf("step %d: %s", i+1, what), cache, versions, res, addrs, opts)
+			}
+			deltas, edits = deltas+cache.Deltas()-before, edits+steps
+		})
+	}
+	t.Logf("%d of %d route edits translated as deltas", deltas, edits)
+	if deltas < uint64(edits)/10 {
+		t.Errorf("only %d of %d route edits translated as deltas", deltas, edits)
+	}
+}
+
+// routeEditor makes random HTTPRoute edits of one input.
+type routeEditor struct {
+	rng     *rand.Rand
+	res     *egress.Resources
+	deleted []gwapiv1.HTTPRoute
+	copies  int
+}
+
+func (e *routeEditor) randomEdit() string {
+	rng, res := e.rng, e.res
+	if len(res.HTTPRoutes) == 0 && len(e.deleted) == 0 {
+		return "no HTTPRoute"
+	}
+	edits := []func() string{
+		func() string { return editRoutePath(rng, res) },
+		func() string { return editRouteHostnames(rng, res) },
+		func() string { return editRouteRefPort(rng, res) },
+		e.deleteOrRestoreRoute,
+		e.copyRoute,
+	}
+	return edits[rng.IntN(len(edits))]()
+}
+
+// editRoutePath gives a route's first rule one path match of its own.
+func editRoutePath(rng *rand.Rand, res *egress.Resources) string {
+	if len(res.HTTPRoutes) == 0 {
+		return "no HTTPRoute"
+	}
+	r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
+	if len(r.Spec.Rules) == 0 {
+		return "a route without rules"
+	}
+	prefix, path := gwapiv1.PathMatchPathPrefix, fmt.Sprintf("/p%d", rng.IntN(100))
+	r.Spec.Rules[0].Matches = []gwapiv1.HTTPRouteMatch{{Path: &gwapiv1.HTTPPathMatch{Type: &prefix, Value: &path}}}
+	return "HTTPRoute " + r.Name + ": path " + path
+}
+
+func (e *routeEditor) deleteOrRestoreRoute() string {
+	res := e.res
+	if len(res.HTTPRoutes) == 0 || e.rng.IntN(2) == 0 && len(e.deleted) > 0 {
+		if len(e.deleted) == 0 {
+			return "nothing to restore"
+		}
+		r := e.deleted[len(e.deleted)-1]
+		e.deleted = e.deleted[:len(e.deleted)-1]
+		res.HTTPRoutes = append(res.HTTPRoutes, r)
+		return "HTTPRoute " + r.Name + " created again"
+	}
+	i := e.rng.IntN(len(res.HTTPRoutes))
+	e.deleted = append(e.deleted, res.HTTPRoutes[i])
+	res.HTTPRoutes = append(res.HTTPRoutes[:i:i], res.HTTPRoutes[i+1:]...)
+	return "HTTPRoute " + e.deleted[len(e.deleted)-1].Name + " deleted"
+}
+
+// copyRoute creates a route like another under a new name, as a tenant applying a
+// second route to the same Backend does.
+func (e *routeEditor) copyRoute() string {
+	if len(e.res.HTTPRoutes) == 0 {
+		return "no HTTPRoute to copy"
+	}
+	r := *e.res.HTTPRoutes[e.rng.IntN(len(e.res.HTTPRoutes))].DeepCopy()
+	e.copies++
+	r.Name = fmt.Sprintf("%s-copy%d", r.Name, e.copies)
+	r.UID, r.ResourceVersion, r.Generation = "", "", 0
+	e.res.HTTPRoutes = append(e.res.HTTPRoutes, r)
+	return "HTTPRoute " + r.Name + " created"
+}
