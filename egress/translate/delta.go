@@ -293,7 +293,7 @@ func (t *translator) recordBase(res *egress.Resources) {
 // It takes the base from the Cache; whoever ends the translation puts one back.
 func (t *translator) startDelta(res *egress.Resources) *delta {
 	base := t.cache.takeBase()
-	if base == nil || !sameOptions(base.opts, t.opts) || !sameAnswers(base.addrs, t.addrs) || !sameVerdicts(base, t.opts.Now) {
+	if base == nil || !sameOptions(base.opts, t.opts) || !sameVerdicts(base, t.opts.Now) {
 		return nil
 	}
 	routes, ok := kindIDs(res.HTTPRoutes, deltaHTTPRoutes)
@@ -301,7 +301,7 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		return nil
 	}
 	changed, ok := t.changedBackends(res, base)
-	if !ok {
+	if !ok || !sameAnswers(base.addrs, t.addrs) && !t.answersMovedFor(changed, base.addrs) {
 		return nil
 	}
 	if sameIDs(routes, base.inputs[deltaHTTPRoutes]) {
@@ -352,27 +352,78 @@ func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *
 
 // changedBackends finds the Backends whose identity differs from the base's; false when
 // one was created or deleted, has no identity, or cannot be taken as a delta.
+//
+// A Backend created (a name the base did not have) is a changed Backend that was not
+// there: its unit is computed, the refs naming it, which resolved to nothing, are
+// resolved again (and give the delta up), and its status is filed. A Backend deleted
+// gives the delta up.
 func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (map[types.NamespacedName]bool, bool) {
-	if len(res.Backends) != len(base.backends) || len(t.backends) != len(res.Backends) {
+	if len(t.backends) != len(res.Backends) {
 		return nil, false
 	}
-	changed := map[types.NamespacedName]bool{}
+	changed, created := map[types.NamespacedName]bool{}, 0
 	for i := range res.Backends {
 		b := &res.Backends[i]
 		n := types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
-		was, ok := base.backends[n]
-		if !ok || b.UID == "" || b.Generation == 0 {
+		if b.UID == "" || b.Generation == 0 {
 			return nil, false
 		}
-		if was.uid == b.UID && was.generation == b.Generation {
+		was, ok := base.backends[n]
+		if ok && was.uid == b.UID && was.generation == b.Generation {
 			continue
 		}
-		if !was.unit || !unitDestination(destinationOf(b)) || t.namedBeyondRoutes(n) {
+		if ok && !was.unit || !unitDestination(destinationOf(b)) || t.namedBeyondRoutes(n) {
 			return nil, false
+		}
+		if !ok || was.uid != b.UID {
+			created++
 		}
 		changed[n] = true
 	}
-	return changed, true
+	return changed, len(res.Backends)-created == len(base.backends)
+}
+
+// answersMovedFor tells whether the DNS answers that differ from the base's are for
+// names that only changed Backends read: no other Backend, no ExternalName Service and
+// no XBackend. A Backend created, or given another hostname, brings its name's first
+// answer (and takes its old name's away): the units that read the others are as they
+// were.
+func (t *translator) answersMovedFor(changed map[types.NamespacedName]bool, base egress.Addresses) bool {
+	moved := movedNames(base, t.addrs)
+	if len(moved) == 0 {
+		return true
+	}
+	if len(t.xbackends) > 0 {
+		return false
+	}
+	for n, s := range t.backends {
+		if !changed[n] && moved[destinationOf(s.b).hostname] {
+			return false
+		}
+	}
+	for _, svc := range t.services {
+		if svc.Spec.ExternalName != "" && moved[svc.Spec.ExternalName] {
+			return false
+		}
+	}
+	return true
+}
+
+// movedNames are the names whose answer one map has and the other has not, or says
+// otherwise to translation.
+func movedNames(a, b egress.Addresses) map[string]bool {
+	moved := map[string]bool{}
+	for name, ra := range a {
+		if rb, ok := b[name]; !ok || !egress.SameForTranslation(ra, rb) {
+			moved[name] = true
+		}
+	}
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			moved[name] = true
+		}
+	}
+	return moved
 }
 
 // namedBeyondRoutes tells whether a BackendTLSPolicy, a TLSRoute or a TCPRoute names the
@@ -564,6 +615,7 @@ func (t *translator) finishDelta() {
 	if d.routes != nil {
 		d.base.inputs[deltaHTTPRoutes] = d.routes.ids
 	}
+	d.base.addrs = t.addrs
 	until := earlier(t.validUntil, d.base.others)
 	for _, e := range d.base.backends {
 		until = earlier(until, e.until)

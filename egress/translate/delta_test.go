@@ -281,6 +281,41 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				res.Backends = nil
 				return addrs
 			}},
+		{name: "a Backend is created with its name's first answer", input: "fqdn-backend-basic", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				created := *res.Backends[0].DeepCopy()
+				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
+				created.Spec.Destination.FQDN.Hostname = "created.example.com"
+				res.Backends = append(res.Backends, created)
+				next := maps.Clone(addrs)
+				next["created.example.com"] = addrs["api.example.com"]
+				return next
+			}},
+		{name: "a Backend is created whose name another Backend reads, with another answer", input: "fqdn-backend-basic",
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				created := *res.Backends[0].DeepCopy()
+				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
+				res.Backends = append(res.Backends, created)
+				next := maps.Clone(addrs)
+				r := next["api.example.com"]
+				r.Vetted = r.Vetted[:1]
+				next["api.example.com"] = r
+				return next
+			}},
+		{name: "a Backend is created that a refused route names", input: "fqdn-backend-basic",
+			prepare: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				r := *res.HTTPRoutes[0].DeepCopy()
+				r.Name = "waiting"
+				r.Spec.Rules[0].BackendRefs[0].Name = "created"
+				res.HTTPRoutes = append(res.HTTPRoutes, r)
+				return addrs
+			},
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				created := *res.Backends[0].DeepCopy()
+				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
+				res.Backends = append(res.Backends, created)
+				return addrs
+			}},
 		{name: "the clock goes back", input: "fqdn-backend-basic",
 			edit: func(_ *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {
 				opts.Now = opts.Now.Add(-1)
@@ -392,5 +427,29 @@ func TestADeltaTakesTheOrderItWasGiven(t *testing.T) {
 	want, _ := deltaInputs(res)
 	if got := cache.base.inputs; !reflect.DeepEqual(got, want) {
 		t.Fatal("the base keeps the order of the translation before the delta")
+	}
+}
+
+// TestDeltasFollowOneAnother creates a Backend with its name's first answer, then
+// changes a route, then another Backend: each is a delta of the one before (the base
+// takes each delta's answers and routes), and each equals a cold translation.
+func TestDeltasFollowOneAnother(t *testing.T) {
+	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "fqdn-backend-basic.in.yaml"))
+	cache, versions := NewCache(), newAPIVersions()
+	compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
+	created := *res.Backends[0].DeepCopy()
+	created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
+	created.Spec.Destination.FQDN.Hostname = "created.example.com"
+	res.Backends = append(res.Backends, created)
+	addrs = maps.Clone(addrs)
+	addrs["created.example.com"] = addrs["api.example.com"]
+	compareWithCold(t, "a Backend created", cache, versions, res, addrs, opts)
+	editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
+	compareWithCold(t, "a route changed", cache, versions, res, addrs, opts)
+	sni := "edited.example.com"
+	res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
+	compareWithCold(t, "a Backend changed", cache, versions, res, addrs, opts)
+	if cache.deltas != 3 {
+		t.Fatalf("%d deltas, want 3", cache.deltas)
 	}
 }

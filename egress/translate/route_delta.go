@@ -180,7 +180,12 @@ func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpa
 		}
 		g.record.refs = append(g.record.refs, seen)
 	}
-	g.record.exists = append(g.record.exists, e.exists[span.exists[0]:span.exists[1]]...)
+	for _, seen := range e.exists[span.exists[0]:span.exists[1]] {
+		if t.delta.changed[seen.target] && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+			return false
+		}
+		g.record.exists = append(g.record.exists, seen)
+	}
 	for _, s := range e.statuses[span.statuses[0]:span.statuses[1]] {
 		t.addParentStatus(g, s.key, s.status)
 	}

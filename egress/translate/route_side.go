@@ -213,7 +213,7 @@ func (t *translator) keptRouteSide(g *gatewayContext, keep bool, inputs string, 
 // for another reason, or a refused route's target has come or gone.
 func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	for _, seen := range e.exists {
-		if t.delta == nil && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+		if (t.delta == nil || t.delta.changed[seen.target]) && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
 			return false
 		}
 	}
