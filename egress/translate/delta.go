@@ -308,12 +308,12 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		base.inputs[deltaHTTPRoutes] = routes
 		return &delta{base: base, changed: changed}
 	}
-	if len(changed) > 0 {
-		return nil // Backends and routes at once: one kind of delta at a time
-	}
 	touched, ok := t.touchedBackends(routeChanges(routes, base.inputs[deltaHTTPRoutes]))
 	if !ok || !t.deltaCanTouch(touched, base) {
 		return nil
+	}
+	for n := range changed {
+		touched[n] = true // a Backend and the route to it, applied together
 	}
 	return &delta{base: base, changed: touched, routes: &routeDelta{ids: routes}}
 }
@@ -335,7 +335,8 @@ func kindIDs[T any, P interface {
 }
 
 // deltaCanTouch tells whether a route delta can take the touched Backends as changed:
-// each that exists is a unit, as it was in the base, and only routes name it.
+// each that exists is a unit, as it was in the base if it was there, and only routes
+// name it.
 func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *deltaBase) bool {
 	for n := range touched {
 		s := t.backends[n]
@@ -343,7 +344,8 @@ func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *
 			delete(touched, n) // a ref to nothing: refused, and nothing to file
 			continue
 		}
-		if !base.backends[n].unit || !unitDestination(destinationOf(s.b)) || t.namedBeyondRoutes(n) {
+		was, ok := base.backends[n]
+		if ok && !was.unit || !unitDestination(destinationOf(s.b)) || t.namedBeyondRoutes(n) {
 			return false
 		}
 	}
@@ -658,9 +660,13 @@ func secretNames(tb *translatedBackend) []string {
 // sameSecrets tells whether the changed Backends need the secrets they needed: the
 // base's secrets of a Gateway are patched, never pruned, so one no longer needed would
 // stay.
+//
+// A Backend created needed none: a Backend delta gives up if a Gateway gains its
+// clusters (deltaClusters), and a route delta adds their secrets with them.
 func (t *translator) sameSecrets() bool {
 	for n := range t.delta.changed {
-		if !slices.Equal(secretNames(t.translateBackend(t.backends[n])), t.delta.base.backends[n].secrets) {
+		was, ok := t.delta.base.backends[n]
+		if ok && !slices.Equal(secretNames(t.translateBackend(t.backends[n])), was.secrets) {
 			return false
 		}
 	}

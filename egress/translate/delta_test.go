@@ -255,7 +255,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
 				return addrs
 			}},
-		{name: "a route and a Backend change at once", input: "fqdn-backend-basic",
+		{name: "a route and a Backend change at once", input: "fqdn-backend-basic", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
 				res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}

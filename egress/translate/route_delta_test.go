@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/egress"
@@ -61,6 +62,7 @@ func (e *routeEditor) randomEdit() string {
 		func() string { return editRouteRefPort(rng, res) },
 		e.deleteOrRestoreRoute,
 		e.copyRoute,
+		e.createBackendAndRoute,
 	}
 	return edits[rng.IntN(len(edits))]()
 }
@@ -108,4 +110,32 @@ func (e *routeEditor) copyRoute() string {
 	r.UID, r.ResourceVersion, r.Generation = "", "", 0
 	e.res.HTTPRoutes = append(e.res.HTTPRoutes, r)
 	return "HTTPRoute " + r.Name + " created"
+}
+
+// createBackendAndRoute creates, together, a copy of a Backend a route names under a new
+// name and a copy of that route sending to it: a user applying both in one go.
+func (e *routeEditor) createBackendAndRoute() string {
+	for _, r := range e.res.HTTPRoutes {
+		for _, ref := range routeRefs(&r) {
+			for _, b := range e.res.Backends {
+				if !namesBackend(ref) || refTarget(r.Namespace, ref) != (types.NamespacedName{Namespace: b.Namespace, Name: b.Name}) {
+					continue
+				}
+				e.copies++
+				nb, nr := *b.DeepCopy(), *r.DeepCopy()
+				nb.Name, nb.UID, nb.ResourceVersion, nb.Generation = fmt.Sprintf("%s-new%d", b.Name, e.copies), "", "", 0
+				nr.Name, nr.UID, nr.ResourceVersion, nr.Generation = fmt.Sprintf("%s-new%d", r.Name, e.copies), "", "", 0
+				for i := range nr.Spec.Rules {
+					for j := range nr.Spec.Rules[i].BackendRefs {
+						nr.Spec.Rules[i].BackendRefs[j].Name = gwapiv1.ObjectName(nb.Name)
+						nr.Spec.Rules[i].BackendRefs[j].Namespace = nil
+					}
+				}
+				nb.Namespace = r.Namespace
+				e.res.Backends, e.res.HTTPRoutes = append(e.res.Backends, nb), append(e.res.HTTPRoutes, nr)
+				return "Backend " + nb.Name + " and HTTPRoute " + nr.Name + " created"
+			}
+		}
+	}
+	return "no route to a Backend to copy"
 }
