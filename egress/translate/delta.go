@@ -399,8 +399,8 @@ func (t *translator) answersMovedFor(changed map[types.NamespacedName]bool, base
 		return false
 	}
 	for n, s := range t.backends {
-		if !changed[n] && moved[destinationOf(s.b).hostname] {
-			return false
+		if fqdn := s.b.Spec.Destination.FQDN; fqdn != nil && moved[strings.ToLower(fqdn.Hostname)] && !changed[n] {
+			return false // the name destinationOf resolves
 		}
 	}
 	for _, svc := range t.services {
