@@ -179,19 +179,17 @@ func inputLens(res *egress.Resources) [numDeltaKinds]int {
 // Translation does not depend on the order of its inputs (TestDeltaGivesUpWhereItMust
 // checks a reordered input against a cold translation).
 //
-// The kind except (-1: none) is left out: a route delta compares the HTTPRoutes itself.
-func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID, except int) bool {
+// The HTTPRoutes are left out: startDelta compares them itself (a route delta).
+func sameInputs(res *egress.Resources, base *[numDeltaKinds][]deltaID) bool {
 	lens, counts := inputLens(res), inputCounts(base)
-	if except >= 0 {
-		lens[except], counts[except] = 0, 0
-	}
+	lens[deltaHTTPRoutes], counts[deltaHTTPRoutes] = 0, 0
 	if lens != counts {
 		return false
 	}
 	var at [numDeltaKinds]int
 	var moved [numDeltaKinds][]deltaID // a kind's identities from its first out of place
 	ok := eachInput(res, func(kind int, o metav1.Object) bool {
-		if kind == except {
+		if kind == deltaHTTPRoutes {
 			return true
 		}
 		i := at[kind]
@@ -297,7 +295,7 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		return nil
 	}
 	routes, ok := kindIDs(res.HTTPRoutes, deltaHTTPRoutes)
-	if !ok || !sameInputs(res, &base.inputs, deltaHTTPRoutes) {
+	if !ok || !sameInputs(res, &base.inputs) {
 		return nil
 	}
 	changed, ok := t.changedBackends(res, base)

@@ -29,6 +29,7 @@ func render(c config, m machine, loadAfter string, runs []stepRun) string {
 		}
 	}
 	renderDelta(&b, by["delta"])
+	renderRouteChange(&b, by["route-change"])
 	renderPropagation(&b, by["propagation"])
 	renderDataPlane(&b, c, by["dataplane"])
 	renderDNS(&b, by["dns"], by["policy"])

@@ -41,6 +41,8 @@ func steps(c config) []step {
 			env: []string{"BENCH_SIZES=" + c.sizes}, profileEnv: "BENCH_CHANGE_PROFILE"},
 		{key: "delta", bench: "^BenchmarkDeltaOneBackendChanged$", benchtime: fmt.Sprintf("%dx", c.changeRuns),
 			env: []string{"BENCH_SIZES=" + c.sizes}},
+		{key: "route-change", bench: "^BenchmarkOneRouteChanged$", benchtime: fmt.Sprintf("%dx", c.changeRuns),
+			env: []string{"BENCH_SIZES=" + c.sizes}},
 	}
 	out = append(out, processStep(c.processSizes))
 	out = append(out, step{key: "tenancy-translation", bench: "^BenchmarkTenancyTranslation$", benchtime: fmt.Sprintf("%dx", c.translationRuns),
