@@ -220,7 +220,7 @@ func Validate(t testing.TB, bootstrapYAML []byte) error {
 }
 
 // FreePort returns a TCP port that was free on every address a moment ago, chosen
-// below the kernel's ephemeral range. A port the kernel hands out for ":0" is one it
+// below the kernel's ephemeral range and outside the ports Envoy pods reserve. A port the kernel hands out for ":0" is one it
 // also hands out as the local port of outgoing connections, and a test's Envoy that
 // bound it a moment later failed now and then with "Address already in use" when a
 // connection of another test process had taken it meanwhile (seen in CI).
@@ -229,6 +229,9 @@ func FreePort(t testing.TB) uint32 {
 	low := ephemeralLow()
 	for range 200 {
 		port := freePortFloor + rand.IntN(low-freePortFloor)
+		if reservedPort(port) {
+			continue
+		}
 		if l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)); err == nil {
 			l.Close()
 			return uint32(port)
@@ -240,6 +243,17 @@ func FreePort(t testing.TB) uint32 {
 	}
 	defer l.Close()
 	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
+
+// reservedPort tells whether the translator refuses a Gateway listener on port: the
+// ports every Envoy pod binds besides its listeners. A test that got one for its
+// listener saw the Gateway refuse it (TestTunnelDNSRebinding, once, on 19000).
+func reservedPort(port int) bool {
+	switch port {
+	case bootstrap.PodAdminPort, bootstrap.PodReadinessPort, bootstrap.PodMetricsPort:
+		return true
+	}
+	return false
 }
 
 // freePortFloor is the lowest port FreePort picks: above the well-known services a
