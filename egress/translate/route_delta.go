@@ -12,11 +12,12 @@ import (
 )
 
 // A translation whose input differs from the last one's only in HTTPRoutes (created,
-// deleted, or given a new generation) is a route delta, the same way a Backend delta is
-// (delta.go): no Backend changed, but the Backends the changed routes name, before or
-// after the change, are taken as changed (touched), so that every ref naming them is
-// resolved again, on every Gateway, and their statuses and the Gateways using them come
-// out as a full translation's. On each Gateway whose routes changed, the kept route
+// deleted, or given a new generation), and maybe in the Backends they name (a user
+// applies a Backend and its route together), is a route delta, the same way a Backend
+// delta is (delta.go): the Backends the changed routes name, before or after the
+// change, are taken as changed (touched) with those whose spec changed, so that every
+// ref naming them is resolved again, on every Gateway, and their statuses and the
+// Gateways using them come out as a full translation's. On each Gateway whose routes changed, the kept route
 // side is filed again route by route (reattachRoutes): a route that did not change from
 // its span (what attaching it filed last time), the others by attaching them. The
 // Gateway's clusters are the last translation's, with those of the touched Backends
