@@ -250,7 +250,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				res.HTTPRoutes[0].Spec.Hostnames = append(res.HTTPRoutes[0].Spec.Hostnames, "more.example.com")
 				return addrs
 			}},
-		{name: "a route on a forward proxy changes", input: "forward-proxy",
+		{name: "a route on a forward proxy changes (a route delta: the tables open the tunnels again)", input: "forward-proxy", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
 				return addrs

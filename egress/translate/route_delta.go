@@ -23,11 +23,14 @@ import (
 // Gateway's clusters are the last translation's, with those of the touched Backends
 // resolved again in place, added, or dropped when no ref resolves to them any more.
 //
+// On a forward proxy the tables, built again, open their tunnels again, which puts the
+// tunnels' clusters back among those the Gateway resolved.
+//
 // A route delta gives up where a Backend delta does (a touched Backend is not a unit, or
 // a BackendTLSPolicy, TLSRoute or TCPRoute names it), where a changed route refers to
 // another kind than Backend (a Service, an XBackend), and where a changed route touches
-// a Gateway that is a forward proxy (its tables carry tunnels), whose route side is not
-// kept with the same other inputs, or that would lose a cluster with secrets.
+// a Gateway whose route side is not kept with the same other inputs, or that would lose
+// a cluster with secrets.
 // TestRouteEditsTranslateAsCold compares route deltas with cold translations.
 
 // routeDelta is what changed among the HTTPRoutes: their identities now, in order.
@@ -138,7 +141,7 @@ func routeRefs(r *gwapiv1.HTTPRoute) []gwapiv1.BackendObjectReference {
 // when it cannot vouch for the result.
 func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string, routes []routeSeen) bool {
 	e := t.cache.routeSide(g.out.Name, t.epoch)
-	if !keep || e == nil || e.inputs != inputs || len(e.spans) != len(e.routes) || forwardsProxy(g) {
+	if !keep || e == nil || e.inputs != inputs || len(e.spans) != len(e.routes) {
 		return false
 	}
 	kept := make(map[routeSeen]int, len(e.routes))
@@ -195,16 +198,6 @@ func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpa
 	}
 	g.record.endRoute()
 	return true
-}
-
-// forwardsProxy tells whether a listener of the Gateway is a forward proxy.
-func forwardsProxy(g *gatewayContext) bool {
-	for _, l := range g.listeners {
-		if l.forwardProxy {
-			return true
-		}
-	}
-	return false
 }
 
 // routeDeltaClusters returns the Gateway's clusters and secrets in a route delta: the
