@@ -351,17 +351,19 @@ func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *
 }
 
 // changedBackends finds the Backends whose identity differs from the base's; false when
-// one was created or deleted, has no identity, or cannot be taken as a delta.
+// one has no identity or cannot be taken as a delta.
 //
-// A Backend created (a name the base did not have) is a changed Backend that was not
-// there: its unit is computed, the refs naming it, which resolved to nothing, are
-// resolved again (and give the delta up), and its status is filed. A Backend deleted
-// gives the delta up.
+// A Backend created (a name the base did not have, or a new UID under it) is a changed
+// Backend that was not there: its unit is computed, the refs naming it, which resolved
+// to nothing, are resolved again (and give the delta up), and its status is filed. A
+// Backend deleted that no Gateway used is a changed Backend that is not there any more:
+// the refs and existence checks naming it are looked at again (and give the delta up
+// if something named it), and its status goes.
 func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (map[types.NamespacedName]bool, bool) {
 	if len(t.backends) != len(res.Backends) {
 		return nil, false
 	}
-	changed, created := map[types.NamespacedName]bool{}, 0
+	changed, kept := map[types.NamespacedName]bool{}, 0
 	for i := range res.Backends {
 		b := &res.Backends[i]
 		n := types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
@@ -369,18 +371,30 @@ func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (ma
 			return nil, false
 		}
 		was, ok := base.backends[n]
+		if ok {
+			kept++
+		}
 		if ok && was.uid == b.UID && was.generation == b.Generation {
 			continue
 		}
 		if ok && !was.unit || !unitDestination(destinationOf(b)) || t.namedBeyondRoutes(n) {
 			return nil, false
 		}
-		if !ok || was.uid != b.UID {
-			created++
+		changed[n] = true
+	}
+	if kept == len(base.backends) {
+		return changed, true // every name of the base's is still there
+	}
+	for n, was := range base.backends {
+		if t.backends[n] != nil {
+			continue
+		}
+		if !was.unit || t.namedBeyondRoutes(n) || len(base.result.BackendGateways[n.String()]) > 0 {
+			return nil, false // a Gateway used its clusters: they would stay
 		}
 		changed[n] = true
 	}
-	return changed, len(res.Backends)-created == len(base.backends)
+	return changed, true
 }
 
 // answersMovedFor tells whether the DNS answers that differ from the base's are for
@@ -578,6 +592,11 @@ func (t *translator) finishDeltaStatuses() {
 		return w.Kind == egressv1alpha1.BackendKind && d.changed[types.NamespacedName{Namespace: w.Namespace, Name: w.Name}]
 	})
 	for n := range d.changed {
+		if t.backends[n] == nil { // deleted
+			delete(prev.Statuses.Backends, n.String())
+			delete(prev.BackendGateways, n.String())
+			continue
+		}
 		tb := t.translateBackend(t.backends[n])
 		prev.Statuses.Backends[tb.key()] = t.backendStatusOf(n, tb)
 		delete(prev.BackendGateways, tb.key())
@@ -610,7 +629,11 @@ func (t *translator) finishDeltaStatuses() {
 func (t *translator) finishDelta() {
 	d := t.delta
 	for n := range d.changed {
-		d.base.backends[n] = baseEntry(t.backends[n])
+		if s := t.backends[n]; s != nil {
+			d.base.backends[n] = baseEntry(s)
+		} else {
+			delete(d.base.backends, n)
+		}
 	}
 	if d.routes != nil {
 		d.base.inputs[deltaHTTPRoutes] = d.routes.ids
@@ -663,8 +686,9 @@ func secretNames(tb *translatedBackend) []string {
 // clusters (deltaClusters), and a route delta adds their secrets with them.
 func (t *translator) sameSecrets() bool {
 	for n := range t.delta.changed {
+		s, now := t.backends[n]
 		was, ok := t.delta.base.backends[n]
-		if ok && !slices.Equal(secretNames(t.translateBackend(t.backends[n])), was.secrets) {
+		if ok && now && !slices.Equal(secretNames(t.translateBackend(s)), was.secrets) {
 			return false
 		}
 	}

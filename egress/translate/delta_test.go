@@ -250,6 +250,12 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				res.HTTPRoutes[0].Spec.Hostnames = append(res.HTTPRoutes[0].Spec.Hostnames, "more.example.com")
 				return addrs
 			}},
+		{name: "a route and its Backend's port name change at once (the old cluster goes)", input: "fqdn-backend-basic", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
+				res.Backends[0].Spec.Destination.Ports[0].Name = "renamed"
+				return addrs
+			}},
 		{name: "a route on a forward proxy changes (a route delta: the tables open the tunnels again)", input: "forward-proxy", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				editRoutePath(rand.New(rand.NewPCG(1, 1)), res)
@@ -315,6 +321,15 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
 				res.Backends = append(res.Backends, created)
 				return addrs
+			}},
+		{name: "a Backend no Gateway uses is deleted", input: "backend-not-referenced", delta: true,
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Backends = nil
+				next := maps.Clone(addrs)
+				for name := range next {
+					delete(next, name) // its name leaves the DNS guard with it
+				}
+				return next
 			}},
 		{name: "the clock goes back", input: "fqdn-backend-basic",
 			edit: func(_ *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {

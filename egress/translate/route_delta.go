@@ -161,6 +161,7 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 			continue
 		}
 		if !t.refileRoute(g, e, &e.spans[i]) {
+			g.record = nil // a part of a route side: never to be kept
 			return false
 		}
 	}
@@ -201,34 +202,33 @@ func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpa
 }
 
 // routeDeltaClusters returns the Gateway's clusters and secrets in a route delta: the
-// base's, with those this translation resolved put in place or added, and the touched
-// Backends' clusters no ref resolved to any more dropped. It fails the delta when a
-// dropped cluster has secrets (another cluster may share them).
+// base's, with those this translation resolved put in place or added, and the clusters
+// of touched Backends (by their origin) that nothing resolved to this time dropped: a
+// route that went, a port renamed, a Backend that is no longer usable or no longer
+// there. It fails the delta when a dropped cluster has secrets (another cluster may
+// share them).
 func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]ir.Cluster, []ir.Secret) {
 	drop := map[string]bool{}
-	for n := range t.delta.changed {
-		s := t.backends[n]
-		if s == nil {
+	for i := range prev.Clusters {
+		c := &prev.Clusters[i]
+		o := c.Origin
+		if o.Kind != ir.OriginBackend || !t.delta.changed[types.NamespacedName{Namespace: o.Namespace, Name: o.Name}] || g.clusters[c.Name] != nil {
 			continue
 		}
-		for _, p := range t.translateBackend(s).ports {
-			if p.cluster == nil || g.clusters[p.cluster.Name] != nil {
-				continue
-			}
-			if len(p.secrets) > 0 && hasCluster(prev.Clusters, p.cluster.Name) {
-				t.delta.failed = true
-			}
-			drop[p.cluster.Name] = true
+		if clusterSecrets(c) {
+			t.delta.failed = true
 		}
+		drop[c.Name] = true
 	}
 	clusters := mergeByName(prev.Clusters, g.clusters, drop, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
 	secrets := mergeByName(prev.Secrets, g.secrets, nil, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
 	return clusters, secrets
 }
 
-func hasCluster(sorted []ir.Cluster, name string) bool {
-	_, ok := findByName(sorted, name, func(c ir.Cluster) string { return c.Name })
-	return ok
+// clusterSecrets tells whether a cluster names a secret.
+func clusterSecrets(c *ir.Cluster) bool {
+	tls := c.TLS != nil && (c.TLS.CASecret != "" || c.TLS.ClientCertificateSecret != "")
+	return tls || c.Credential != nil
 }
 
 // mergeByName copies sorted without the names in drop, with the elements named in m in

@@ -63,6 +63,7 @@ func (e *routeEditor) randomEdit() string {
 		e.deleteOrRestoreRoute,
 		e.copyRoute,
 		e.createBackendAndRoute,
+		e.editBackendAndRoute,
 	}
 	return edits[rng.IntN(len(edits))]()
 }
@@ -138,4 +139,33 @@ func (e *routeEditor) createBackendAndRoute() string {
 		}
 	}
 	return "no route to a Backend to copy"
+}
+
+// editBackendAndRoute edits, together, a route's path and the first port of a Backend
+// it names: its name (so its cluster's) or its number (so the ref may no longer match).
+func (e *routeEditor) editBackendAndRoute() string {
+	for i := range e.res.HTTPRoutes {
+		r := &e.res.HTTPRoutes[i]
+		for _, ref := range routeRefs(r) {
+			for j := range e.res.Backends {
+				b := &e.res.Backends[j]
+				if !namesBackend(ref) || refTarget(r.Namespace, ref) != (types.NamespacedName{Namespace: b.Namespace, Name: b.Name}) || len(b.Spec.Destination.Ports) == 0 {
+					continue
+				}
+				p := &b.Spec.Destination.Ports[0]
+				if e.rng.IntN(2) == 0 {
+					e.copies++
+					p.Name = fmt.Sprintf("renamed%d", e.copies)
+				} else {
+					p.Port = 443 + 8000 - p.Port // 443 <-> 8000
+				}
+				prefix, path := gwapiv1.PathMatchPathPrefix, fmt.Sprintf("/q%d", e.rng.IntN(100))
+				if len(r.Spec.Rules) > 0 {
+					r.Spec.Rules[0].Matches = []gwapiv1.HTTPRouteMatch{{Path: &gwapiv1.HTTPPathMatch{Type: &prefix, Value: &path}}}
+				}
+				return "Backend " + b.Name + " port and HTTPRoute " + r.Name + " path edited"
+			}
+		}
+	}
+	return "no route to a Backend to edit"
 }

@@ -289,8 +289,8 @@ func (t *translator) httpTables(g *gatewayContext, l *ir.Listener, port uint32, 
 
 // keepRouteSide stores the route side just computed.
 func (t *translator) keepRouteSide(g *gatewayContext) {
-	if g.record == nil {
-		return
+	if g.record == nil || t.delta != nil && t.delta.failed {
+		return // a delta that gave up may have recorded part of a route side
 	}
 	g.record.used = t.epoch
 	t.cache.storeRouteSide(g.out.Name, g.record)
