@@ -38,6 +38,9 @@ type gatewayContext struct {
 	// Cache (route_side.go); at most one is set.
 	record *routeSide
 	reused *routeSide
+	// naming are the HTTPRoutes naming the Gateway, in order, once routeSideInputs
+	// listed them all (each with an identity).
+	naming []*gwapiv1.HTTPRoute
 }
 
 // translateGateway validates the Gateway's listeners, attaches routes and builds its IR.

@@ -151,10 +151,7 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{},
 		refs: make([]refSeen, 0, len(e.refs)), statuses: make([]parentSeen, 0, len(e.statuses))}
 	choices := listenerChoices{}
-	for _, r := range t.routes {
-		if !namesGateway(r, g.gw) {
-			continue
-		}
+	for _, r := range g.naming {
 		i, ok := kept[routeSeen{uid: r.UID, generation: r.Generation}]
 		if !ok {
 			t.attachOneRoute(g, choices, r)

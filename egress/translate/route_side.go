@@ -328,7 +328,7 @@ func (t *translator) routeSideInputs(g *gatewayContext) (inputs string, routes [
 	if selectors {
 		t.writeNamespaceLabels(&b)
 	}
-	routes, keep = t.routesNaming(g.gw)
+	routes, g.naming, keep = t.routesNaming(g.gw)
 	return b.String(), routes, keep
 }
 
@@ -361,18 +361,19 @@ func (t *translator) writeNamespaceLabels(b *strings.Builder) {
 	}
 }
 
-// routesNaming lists the identities of the routes with a parentRef to gw, in
-// translation order; false when one has none.
-func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, bool) {
-	var out []routeSeen
+// routesNaming lists the identities of the routes with a parentRef to gw, and the
+// routes, in translation order; false when one has no identity.
+func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
+	var seen []routeSeen
+	var routes []*gwapiv1.HTTPRoute
 	for _, r := range t.routes {
 		if !namesGateway(r, gw) {
 			continue
 		}
 		if r.UID == "" || r.Generation == 0 {
-			return nil, false
+			return nil, nil, false
 		}
-		out = append(out, routeSeen{uid: r.UID, generation: r.Generation})
+		seen, routes = append(seen, routeSeen{uid: r.UID, generation: r.Generation}), append(routes, r)
 	}
-	return out, true
+	return seen, routes, true
 }
