@@ -302,11 +302,15 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 	if !ok || !sameAnswers(base.addrs, t.addrs) && !t.answersMovedFor(changed, base.addrs) {
 		return nil
 	}
-	if sameIDs(routes, base.inputs[deltaHTTPRoutes]) {
+	if slices.Equal(routes, base.inputs[deltaHTTPRoutes]) {
+		return &delta{base: base, changed: changed}
+	}
+	added, gone := routeChanges(routes, base.inputs[deltaHTTPRoutes])
+	if len(added) == 0 && len(gone) == 0 { // the same routes in another order
 		base.inputs[deltaHTTPRoutes] = routes
 		return &delta{base: base, changed: changed}
 	}
-	touched, ok := t.touchedBackends(routeChanges(routes, base.inputs[deltaHTTPRoutes]))
+	touched, ok := t.touchedBackends(added, gone)
 	if !ok || !t.deltaCanTouch(touched, base) {
 		return nil
 	}
