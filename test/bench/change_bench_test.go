@@ -25,6 +25,13 @@ import (
 // translation (deltas/op says how many were). Replacing the Backend (a deep copy, like
 // every object a gather lists) is part of the time; it costs microseconds.
 func BenchmarkOneBackendChanged(b *testing.B) {
+	benchChanges(b, func(res *egress.Resources, i int) { changeBackend(res, i%len(res.Backends), i) })
+}
+
+// benchChanges times change, made to the input before each iteration, through
+// translate, build and publish with warm caches, at every size, and reports each part
+// and the share of changes that were deltas.
+func benchChanges(b *testing.B, change func(res *egress.Resources, i int)) {
 	for _, n := range sizes(b) {
 		w := workload{gateways: 1, perGateway: n}
 		b.Run(w.String(), func(b *testing.B) {
@@ -40,7 +47,7 @@ func BenchmarkOneBackendChanged(b *testing.B) {
 			stopProfile := startProfile(b, w.total())
 			cpu := startCPU(b)
 			for i := 0; b.Loop(); i++ {
-				changeBackend(res, i%w.total(), i)
+				change(res, i)
 				t, u, p := republish(b, server, builds, res, addrs, opts)
 				tr, bu, pu = tr+t, bu+u, pu+p
 			}

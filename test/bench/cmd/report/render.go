@@ -154,13 +154,19 @@ func renderTranslation(b *strings.Builder, rs []result) {
 	b.WriteString("\n")
 }
 
-func renderChange(b *strings.Builder, rs []result) {
+// byBackends is a copy of rs in the order of their Backends, fewest first.
+func byBackends(rs []result) []result {
 	rs = slices.Clone(rs)
 	slices.SortFunc(rs, func(x, y result) int {
 		_, a := sizeOf(x.Name)
 		_, c := sizeOf(y.Name)
 		return a - c
 	})
+	return rs
+}
+
+func renderChange(b *strings.Builder, rs []result) {
+	rs = byBackends(rs)
 	b.WriteString("## 2. One Backend changed\n\nBenchmarkOneBackendChanged: one Backend's TLS server name and ALPN change; then translate everything, build every Gateway, " +
 		"xds.Server.Publish; the caches are warm as in a running manager and the objects versioned as the API server versions them, " +
 		"so a change is a delta of the last translation (deltas: the share of changes that were).\n\n")

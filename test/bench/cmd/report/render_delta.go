@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -14,12 +13,7 @@ func renderDelta(b *strings.Builder, rs []result) {
 	if len(rs) == 0 {
 		return
 	}
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(x, y result) int {
-		_, a := sizeOf(x.Name)
-		_, c := sizeOf(y.Name)
-		return a - c
-	})
+	rs = byBackends(rs)
 	b.WriteString("### Its translation as a delta\n\nBenchmarkDeltaOneBackendChanged: the same change on FQDN Backends verified against " +
 		"the System CAs, every object versioned; translation alone.\n\n")
 	b.WriteString("| Backends | translate ms | MB allocated | deltas |\n| ---: | ---: | ---: | ---: |\n")

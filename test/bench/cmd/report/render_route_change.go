@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -14,12 +13,7 @@ func renderRouteChange(b *strings.Builder, rs []result) {
 	if len(rs) == 0 {
 		return
 	}
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(x, y result) int {
-		_, a := sizeOf(x.Name)
-		_, c := sizeOf(y.Name)
-		return a - c
-	})
+	rs = byBackends(rs)
 	b.WriteString("### One HTTPRoute changed\n\nBenchmarkOneRouteChanged: one route's path match edited among N " +
 		"(all in one namespace, so in one route table); translate, build and publish with warm caches.\n\n")
 	b.WriteString("| Backends + routes | ms | translate ms | build ms | publish ms | MB allocated | deltas |\n" +
