@@ -87,9 +87,12 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 		return builtTable{}, err
 	}
 	lr := listenerRoutes{builder: b, scheme: tail.scheme}
-	src := cloneListenerHead(l)
-	src.VirtualHosts = make([]ir.VirtualHost, 0, len(l.VirtualHosts))
-	t := builtTable{entry: routesEntry{hosts: make(map[string]hostEntry, len(l.VirtualHosts)), tail: tail}}
+	t, src := builtTable{}, (*ir.Listener)(nil)
+	if b.next != nil { // remembered: the entry and the private copy the next build compares
+		src = cloneListenerHead(l)
+		src.VirtualHosts = make([]ir.VirtualHost, 0, len(l.VirtualHosts))
+		t.entry = routesEntry{hosts: make(map[string]hostEntry, len(l.VirtualHosts)), tail: tail}
+	}
 	vhosts := make([]*routev3.VirtualHost, 0, len(l.VirtualHosts)+1)
 	catchAll := false
 	for i := range l.VirtualHosts {
@@ -102,9 +105,11 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 			t.fresh = append(t.fresh, e.out)
 		}
 		catchAll = catchAll || slices.Contains(vh.Domains, catchAllHost)
-		t.entry.hosts[vh.Name] = e
-		t.entry.targets = append(t.entry.targets, e.targets...)
-		src.VirtualHosts = append(src.VirtualHosts, e.vh)
+		if src != nil {
+			t.entry.hosts[vh.Name] = e
+			t.entry.targets = append(t.entry.targets, e.targets...)
+			src.VirtualHosts = append(src.VirtualHosts, e.vh)
+		}
 		vhosts = append(vhosts, e.out)
 	}
 	if !catchAll {
