@@ -130,7 +130,7 @@ func withConnectDenial(vhosts []*routev3.VirtualHost, decision string) error {
 		return err
 	}
 	for _, vh := range vhosts {
-		vh.Routes = append(vh.Routes, r) // shared, as withCatchAll's route
+		vh.Routes = append(vh.Routes, r) // shared, as a table's tail routes are (tailRoutes)
 	}
 	return nil
 }

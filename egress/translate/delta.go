@@ -33,7 +33,8 @@ import (
 //     every other input to be the same objects (deltaID: UID and resourceVersion, or
 //     generation for the kinds whose status is written), the same Options but the
 //     clock (not gone back, still before the last Result's ValidUntil) and the same
-//     DNS answers;
+//     DNS answers but for names only changed Backends read (answersMovedFor); a
+//     Backend created, or deleted while no Gateway used it, is a changed one;
 //   - translates the changed Backends (their units) and, on every Gateway, takes the
 //     kept route side and resolves again only the backendRefs naming a changed
 //     Backend, each of which must resolve as it did (the route side's early cutoff);
@@ -45,7 +46,7 @@ import (
 // Everything else (listeners, route tables, route and Gateway statuses) is computed as
 // in any translation from kept units, so a delta's Result is the one a full translation
 // would return. Whatever a delta cannot vouch for makes it give up, and the translation
-// runs in full: a Backend created or deleted, one that is not a unit (a Service
+// runs in full: a Backend deleted that a Gateway used, one that is not a unit (a Service
 // destination) before or after, one a TLSRoute, TCPRoute or BackendTLSPolicy names, a
 // secret a changed Backend stops or starts using, a route side that is not kept.
 // TestBackendEditsTranslateAsCold compares deltas with cold translations;
