@@ -18,7 +18,8 @@ import (
 // addresses, and they follow the name. When the name of a TCP Backend is rebound to an
 // address the guard refuses (the metadata address), the tunnel already open keeps its
 // connection, and every new CONNECT is refused within the answer's TTL (1 s, the
-// world's minimum) plus a refresh, with the decision in the body.
+// world's minimum) plus a refresh, with the decision in the body (after, at most, a
+// moment of "503 no healthy upstream" between the endpoints' update and the table's).
 func TestTunnelDNSRebinding(t *testing.T) {
 	w := newWorld(t)
 	w.port = xdstest.FreePort(t)
@@ -66,10 +67,16 @@ spec:
 			c.Close()
 			return fmt.Errorf("CONNECT %s still opens a tunnel", authority)
 		}
-		if err.Error() != "403 "+envoyconfig.DecisionNoAddress+"\n" {
-			return xdstest.Permanent(fmt.Errorf("CONNECT refused with %v, want 403 %q", err, envoyconfig.DecisionNoAddress))
+		switch err.Error() {
+		case "403 " + envoyconfig.DecisionNoAddress + "\n":
+			return nil
+		case "503 no healthy upstream":
+			// The cluster's emptied endpoints and the table that denies the tunnel are
+			// two xDS resources, and Envoy may apply the endpoints first: refused
+			// either way, and the table follows (seen once in a loaded make test run).
+			return err
 		}
-		return nil
+		return xdstest.Permanent(fmt.Errorf("CONNECT refused with %v, want 403 %q", err, envoyconfig.DecisionNoAddress))
 	})
 	roundTrip(t, open, "after") // the tunnel that was open is not cut
 }
