@@ -158,8 +158,7 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 			continue
 		}
 		if !t.refileRoute(g, e, &e.spans[i]) {
-			g.record = nil // a part of a route side: never to be kept
-			return false
+			return false // keepRouteSide keeps nothing of a delta that gave up
 		}
 	}
 	for _, l := range g.listeners {
@@ -174,16 +173,13 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpan) bool {
 	g.record.startRoute()
 	for _, seen := range e.refs[span.refs[0]:span.refs[1]] {
-		if t.delta.names(&seen) {
-			wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
-			if wc.Cluster != seen.cluster || !sameProblem(rerr, seen.problem) {
-				return false
-			}
+		if !t.resolvesAsItDid(g, &seen) {
+			return false
 		}
 		g.record.refs = append(g.record.refs, seen)
 	}
 	for _, seen := range e.exists[span.exists[0]:span.exists[1]] {
-		if t.delta.changed[seen.target] && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+		if !t.existsAsItDid(seen) {
 			return false
 		}
 		g.record.exists = append(g.record.exists, seen)

@@ -83,20 +83,7 @@ func editRoutePath(rng *rand.Rand, res *egress.Resources) string {
 }
 
 func (e *routeEditor) deleteOrRestoreRoute() string {
-	res := e.res
-	if len(res.HTTPRoutes) == 0 || e.rng.IntN(2) == 0 && len(e.deleted) > 0 {
-		if len(e.deleted) == 0 {
-			return "nothing to restore"
-		}
-		r := e.deleted[len(e.deleted)-1]
-		e.deleted = e.deleted[:len(e.deleted)-1]
-		res.HTTPRoutes = append(res.HTTPRoutes, r)
-		return "HTTPRoute " + r.Name + " created again"
-	}
-	i := e.rng.IntN(len(res.HTTPRoutes))
-	e.deleted = append(e.deleted, res.HTTPRoutes[i])
-	res.HTTPRoutes = append(res.HTTPRoutes[:i:i], res.HTTPRoutes[i+1:]...)
-	return "HTTPRoute " + e.deleted[len(e.deleted)-1].Name + " deleted"
+	return deleteOrRestore(e.rng, &e.res.HTTPRoutes, &e.deleted, "HTTPRoute", func(r *gwapiv1.HTTPRoute) string { return r.Name })
 }
 
 // copyRoute creates a route like another under a new name, as a tenant applying a

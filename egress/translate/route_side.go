@@ -213,17 +213,12 @@ func (t *translator) keptRouteSide(g *gatewayContext, keep bool, inputs string, 
 // for another reason, or a refused route's target has come or gone.
 func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	for _, seen := range e.exists {
-		if (t.delta == nil || t.delta.changed[seen.target]) && (t.checkRefExists(seen.target, seen.kind) == nil) != seen.exists {
+		if !t.existsAsItDid(seen) {
 			return false
 		}
 	}
 	for i := range e.refs {
-		seen := &e.refs[i]
-		if t.delta != nil && !t.delta.names(seen) {
-			continue // resolves as it did in the base: its cluster is there
-		}
-		wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
-		if wc.Cluster != seen.cluster || !sameProblem(rerr, seen.problem) {
+		if !t.resolvesAsItDid(g, &e.refs[i]) {
 			return false
 		}
 	}
@@ -238,6 +233,26 @@ func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	}
 	g.reused = e
 	return true
+}
+
+// existsAsItDid tells whether a refused route's target exists, or not, as it did; a
+// delta looks only at the changed Backends' names (nothing else was created or deleted).
+func (t *translator) existsAsItDid(seen existenceSeen) bool {
+	if t.delta != nil && !t.delta.changed[seen.target] {
+		return true
+	}
+	return (t.checkRefExists(seen.target, seen.kind) == nil) == seen.exists
+}
+
+// resolvesAsItDid resolves a kept ref again, which puts its cluster into the Gateway,
+// and tells whether it resolves to the same cluster or for the same reason; a delta
+// resolves only the refs naming a changed Backend (the others' clusters are the base's).
+func (t *translator) resolvesAsItDid(g *gatewayContext, seen *refSeen) bool {
+	if t.delta != nil && !t.delta.names(seen) {
+		return true
+	}
+	wc, rerr := t.resolveBackendTarget(g, seen.namespace, seen.ref)
+	return wc.Cluster == seen.cluster && sameProblem(rerr, seen.problem)
 }
 
 // reopenTunnels opens again the tunnels of the named clusters, as the kept tables did.

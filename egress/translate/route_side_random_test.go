@@ -178,18 +178,23 @@ func editAnswer(rng *rand.Rand, addrs egress.Addresses) string {
 
 // deleteOrRestoreBackend deletes a Backend, or brings back the last one deleted.
 func (e *editor) deleteOrRestoreBackend() string {
-	res := e.res
-	if len(res.Backends) == 0 || e.rng.IntN(2) == 0 && len(e.deleted) > 0 {
-		if len(e.deleted) == 0 {
+	return deleteOrRestore(e.rng, &e.res.Backends, &e.deleted, "Backend", func(b *egressv1alpha1.Backend) string { return b.Name })
+}
+
+// deleteOrRestore deletes one of list at random, keeping it in deleted, or brings back
+// the last one deleted, and says which.
+func deleteOrRestore[T any](rng *rand.Rand, list, deleted *[]T, kind string, name func(*T) string) string {
+	if len(*list) == 0 || rng.IntN(2) == 0 && len(*deleted) > 0 {
+		if len(*deleted) == 0 {
 			return "nothing to restore"
 		}
-		b := e.deleted[len(e.deleted)-1]
-		e.deleted = e.deleted[:len(e.deleted)-1]
-		res.Backends = append(res.Backends, b)
-		return "Backend " + b.Name + " created again"
+		o := (*deleted)[len(*deleted)-1]
+		*deleted = (*deleted)[:len(*deleted)-1]
+		*list = append(*list, o)
+		return kind + " " + name(&o) + " created again"
 	}
-	i := e.rng.IntN(len(res.Backends))
-	e.deleted = append(e.deleted, res.Backends[i])
-	res.Backends = append(res.Backends[:i:i], res.Backends[i+1:]...)
-	return "Backend " + e.deleted[len(e.deleted)-1].Name + " deleted"
+	i := rng.IntN(len(*list))
+	*deleted = append(*deleted, (*list)[i])
+	*list = append((*list)[:i:i], (*list)[i+1:]...)
+	return kind + " " + name(&(*deleted)[len(*deleted)-1]) + " deleted"
 }
