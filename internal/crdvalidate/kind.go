@@ -7,7 +7,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
@@ -34,7 +33,7 @@ type kindValidator struct {
 	hasStatus  bool
 	structural *structuralschema.Structural
 	schema     apiservervalidation.SchemaValidator
-	cel        *cel.Validator
+	cel        *celWalk
 }
 
 func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensionsv1.CustomResourceDefinitionVersion, gvk schema.GroupVersionKind) (*kindValidator, error) {
@@ -60,7 +59,7 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensio
 		hasStatus:  version.Subresources != nil && version.Subresources.Status != nil,
 		structural: structural,
 		schema:     validator,
-		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
+		cel:        newCELWalk(structural, celconfig.PerCallLimit),
 	}, nil
 }
 
@@ -135,7 +134,7 @@ func (k *kindValidator) check(ctx context.Context, u *unstructured.Unstructured)
 	if blocking := blockingError(errs); blocking != nil {
 		return append(errs, blocking)
 	}
-	celErrs, _ := k.cel.Validate(ctx, nil, k.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
+	celErrs, _ := k.cel.validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 
