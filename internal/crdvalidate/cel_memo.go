@@ -17,6 +17,9 @@ import (
 // same cost budget, the same errors), but remembers which values each rule node
 // accepted: a rule sees only `self` (there is no oldSelf on a create) and CEL is
 // deterministic, so a value a node accepted once is accepted again at the same cost.
+// Values are compared by what the node's rules read of them (cel_reads.go), so ten
+// thousand Backends with distinct hostnames and the same TLS options are one value to
+// the TLS rules.
 //
 // That matters because objects repeat themselves: ten thousand HTTPRoutes name the same
 // parent Gateway and default the same path match, and the parentRefs and path rules
@@ -33,6 +36,7 @@ type celWalk struct {
 // here.
 type celNode struct {
 	own        *cel.Validator // nil when the node has no rules of its own
+	reads      *reads         // what own's rules see of self
 	allOf      []*cel.Validator
 	items      *celNode
 	properties map[string]*celNode
@@ -51,7 +55,7 @@ func newCELNode(v *cel.Validator) *celNode {
 	if len(v.Schema.XValidations) > 0 {
 		own := *v
 		own.Items, own.Properties, own.AdditionalProperties, own.AllOfValidators = nil, nil, nil, nil
-		n.own = &own
+		n.own, n.reads = &own, readsOf(v.Schema)
 	}
 	for k, p := range v.Properties {
 		if n.properties == nil {
@@ -141,7 +145,7 @@ func (w *celWalk) own(ctx context.Context, n *celNode, path *field.Path, obj any
 	if n.own == nil {
 		return nil, budget
 	}
-	value, exact := valueKey(obj)
+	value, exact := project(nil, obj, n.reads)
 	key := celMemoKey{node: n, value: sha256.Sum256(value)}
 	if cost, ok := w.memo.get(key); exact && ok && cost <= budget {
 		return nil, budget - cost

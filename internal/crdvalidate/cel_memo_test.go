@@ -1,6 +1,12 @@
 package crdvalidate
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
 
 // TestValueKeysTellValuesApart: the remembered acceptances are keyed by valueKey, so two
 // values CEL could tell apart must never share a key, and a key must not depend on Go's
@@ -57,4 +63,103 @@ func TestValuesNotFromJSONAreNotRemembered(t *testing.T) {
 			t.Errorf("%#v has an exact key", v)
 		}
 	}
+}
+
+// TestProjectionsKeepWhatRulesRead: the memo takes two values as one when their
+// projections on the rules' reads are equal, so two values a rule could tell apart must
+// project differently; values that differ only where no rule looks should project the
+// same (that is the point). Each case is a rule and pairs of values of self.
+func TestProjectionsKeepWhatRulesRead(t *testing.T) {
+	type pair struct{ a, b string }
+	cases := []struct {
+		rule      string
+		same      []pair
+		different []pair
+	}{
+		{rule: `self.a == 'x'`,
+			same:      []pair{{`{"a":"x","b":1}`, `{"a":"x","b":2}`}},
+			different: []pair{{`{"a":"x"}`, `{"a":"y"}`}, {`{"a":"x"}`, `{}`}, {`{"a":"x"}`, `{"a":null}`}}},
+		{rule: `has(self.a)`,
+			same:      []pair{{`{"a":1}`, `{"a":2}`}, {`{"a":{"b":1}}`, `{"a":{}}`}},
+			different: []pair{{`{"a":1}`, `{}`}, {`{"a":1}`, `{"b":1}`}}},
+		{rule: `self.l.all(e, e.n > 0)`,
+			same:      []pair{{`{"l":[{"n":1,"m":1}]}`, `{"l":[{"n":1,"m":2}]}`}},
+			different: []pair{{`{"l":[{"n":1}]}`, `{"l":[{"n":1},{"n":1}]}`}, {`{"l":[{"n":1}]}`, `{"l":[{"n":2}]}`}}},
+		{rule: `self.l.exists(e, e == 'x')`,
+			different: []pair{{`{"l":["x"]}`, `{"l":["y"]}`}}},
+		{rule: `self.l.all(self, self.x)`, // the iteration variable hides self
+			same:      []pair{{`{"l":[{"x":true,"y":1}],"z":1}`, `{"l":[{"x":true,"y":2}],"z":2}`}},
+			different: []pair{{`{"l":[{"x":true}]}`, `{"l":[{"x":false}]}`}}},
+		{rule: `[self.a][0].b == 1`,
+			different: []pair{{`{"a":{"b":1,"c":1}}`, `{"a":{"b":1,"c":2}}`}}},
+		{rule: `self.__namespace__ == 'x'`,
+			different: []pair{{`{"namespace":"x"}`, `{"namespace":"y"}`}}},
+		{rule: `has(self.__namespace__)`,
+			different: []pair{{`{"namespace":"x"}`, `{}`}}},
+		{rule: `size(self.m) == 1`,
+			same:      []pair{{`{"m":{"a":1}}`, `{"m":{"a":2}}`}, {`{"m":[1]}`, `{"m":[2]}`}},
+			different: []pair{{`{"m":[1]}`, `{"m":[1,1]}`}}},
+		{rule: `self.m.all(k, k.startsWith('x'))`,
+			different: []pair{{`{"m":{"xa":1}}`, `{"m":{"ya":1}}`}}},
+		{rule: `self.m[self.k] == 1`,
+			different: []pair{{`{"m":{"a":1,"b":2},"k":"a"}`, `{"m":{"a":1,"b":2},"k":"b"}`}, {`{"m":{"a":1},"k":"a"}`, `{"m":{"a":2},"k":"a"}`}}},
+		{rule: `cel.bind(v, self.a, v.b == 1)`,
+			different: []pair{{`{"a":{"b":1,"c":1}}`, `{"a":{"b":1,"c":2}}`}}},
+		{rule: `self.?a.orValue(1) == 1`,
+			different: []pair{{`{"a":1,"b":1}`, `{"a":1,"b":2}`}}},
+		{rule: `self.m.all(k, v, v > 0)`,
+			different: []pair{{`{"m":{"a":1}}`, `{"m":{"a":2}}`}}},
+		{rule: `self.a.b.c == 1`,
+			same:      []pair{{`{"a":{"b":{"c":1,"d":1}}}`, `{"a":{"b":{"c":1,"d":2}}}`}},
+			different: []pair{{`{"a":{"b":{"c":1}}}`, `{"a":{"b":{"c":2}}}`}, {`{"a":{"b":{"c":1}}}`, `{"a":[1]}`}}},
+		{rule: `self == oldSelf`,
+			different: []pair{{`{"a":1}`, `{"a":2}`}}},
+		{rule: `self.a ==`, // does not parse: all of self
+			different: []pair{{`{"b":1}`, `{"b":2}`}}},
+	}
+	for _, c := range cases {
+		t.Run(c.rule, func(t *testing.T) {
+			r := readsOf(&structuralschema.Structural{ValidationExtensions: structuralschema.ValidationExtensions{XValidations: apiextensionsv1.ValidationRules{{Rule: c.rule}}}})
+			key := func(js string) string {
+				var v any
+				if err := json.Unmarshal([]byte(js), &v); err != nil {
+					t.Fatal(err)
+				}
+				b, exact := project(nil, toInt64(v), r)
+				if !exact {
+					t.Fatalf("%s has no exact projection", js)
+				}
+				return string(b)
+			}
+			for _, p := range c.same {
+				if key(p.a) != key(p.b) {
+					t.Errorf("%s and %s project differently; the rule reads nothing that tells them apart", p.a, p.b)
+				}
+			}
+			for _, p := range c.different {
+				if key(p.a) == key(p.b) {
+					t.Errorf("%s and %s project the same; the rule can tell them apart", p.a, p.b)
+				}
+			}
+		})
+	}
+}
+
+// toInt64 makes whole numbers int64, as the API server's decoder does.
+func toInt64(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	case []any:
+		for i := range x {
+			x[i] = toInt64(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = toInt64(x[k])
+		}
+	}
+	return v
 }

@@ -129,10 +129,10 @@ func TestValidateDoesNotModifyItsInput(t *testing.T) {
 	}
 }
 
-// validObjects are the valid Backend fixtures and every sample's objects.
+// validObjects are the valid fixtures and every sample's objects.
 func validObjects(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	objs := readObjects(t, "../../api/v1alpha1/testdata/valid-backends.yaml")
+	objs := append(readObjects(t, "../../api/v1alpha1/testdata/valid-backends.yaml"), readObjects(t, "testdata/valid.yaml")...)
 	samples, err := filepath.Glob("../../samples/*.yaml")
 	if err != nil || len(samples) == 0 {
 		t.Fatalf("no samples found: %v", err)
