@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +33,7 @@ type admission struct {
 }
 
 // validationGCPercent is GOGC while validating (see validate).
-const validationGCPercent = 400
+const validationGCPercent = 300
 
 // heldObject is an object of a CRD kind waiting for validation.
 type heldObject struct {
@@ -67,19 +68,15 @@ func (a *admission) validate() []string {
 	// input: at the default GOGC the collector would run every few objects. The heap
 	// here stays far below what translation takes next, so let it grow more first.
 	defer debug.SetGCPercent(debug.SetGCPercent(validationGCPercent))
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for i := range next {
+			for i := int(next.Add(1) - 1); i < len(a.held); i = int(next.Add(1) - 1) {
 				a.check(&a.held[i])
 			}
 		})
 	}
-	for i := range a.held {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	var refusals []string
 	for _, h := range a.held {
