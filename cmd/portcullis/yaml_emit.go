@@ -48,14 +48,6 @@ func (e *yamlEmitter) emitItem(buf *bytes.Buffer, js []byte, indent int) error {
 	return e.value(buf, v, indent+2, true)
 }
 
-// decodeJSON decodes a document keeping numbers as written.
-func decodeJSON(js []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	return v, dec.Decode(&v)
-}
-
 // value writes v. inline says the cursor already stands where v's first line goes
 // (after "- "); otherwise it stands after "key:".
 func (e *yamlEmitter) value(buf *bytes.Buffer, v any, indent int, inline bool) error {
