@@ -2,6 +2,7 @@ package egress
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -141,5 +142,37 @@ spec:
 	err := (&Resources{}).Load(strings.NewReader(strings.Replace(doc, "externalHostname:", "externalHostnme:", 1)))
 	if err == nil || !strings.Contains(err.Error(), `unknown field "externalHostnme"`) {
 		t.Errorf("err = %v, want the misspelt field named", err)
+	}
+}
+
+// TestAppendKeepsEveryKindInOrder: Append joins objects decoded apart, so each kind's
+// list must keep the receiver's objects first and then the argument's, and every field
+// of Resources must be a list (a field of another type would make Append panic).
+func TestAppendKeepsEveryKindInOrder(t *testing.T) {
+	typ := reflect.TypeFor[Resources]()
+	for i := range typ.NumField() {
+		if typ.Field(i).Type.Kind() != reflect.Slice {
+			t.Fatalf("Resources.%s is not a list; Append cannot join it", typ.Field(i).Name)
+		}
+	}
+	r, o := &Resources{}, &Resources{}
+	for _, doc := range []struct {
+		into *Resources
+		js   string
+	}{
+		{r, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"first"}}`},
+		{o, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"second"}}`},
+		{o, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps"}}`},
+	} {
+		if err := doc.into.AddJSON([]byte(doc.js)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Append(o)
+	if len(r.Secrets) != 2 || r.Secrets[0].Name != "first" || r.Secrets[1].Name != "second" {
+		t.Errorf("Secrets after Append: %v", r.Secrets)
+	}
+	if len(r.Namespaces) != 1 || r.Namespaces[0].Name != "apps" {
+		t.Errorf("Namespaces after Append: %v", r.Namespaces)
 	}
 }

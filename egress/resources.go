@@ -4,6 +4,8 @@
 package egress
 
 import (
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -74,4 +76,16 @@ func copyAll[T any](in []T, deepCopy func(*T) *T) []T {
 		out[i] = *deepCopy(&in[i])
 	}
 	return out
+}
+
+// Append appends every object of o to r, kind by kind, in o's order: `portcullis
+// translate` decodes objects on every CPU, each into a Resources of its own, and joins
+// them in input order.
+func (r *Resources) Append(o *Resources) {
+	dst, src := reflect.ValueOf(r).Elem(), reflect.ValueOf(o).Elem()
+	for i := range dst.NumField() {
+		if src.Field(i).Len() > 0 {
+			dst.Field(i).Set(reflect.AppendSlice(dst.Field(i), src.Field(i)))
+		}
+	}
 }

@@ -101,20 +101,40 @@ func (a *admission) check(h *heldObject) {
 	}
 }
 
-// addTo decodes the held objects into res, once validate found none refused.
+// addTo decodes the held objects into res, once validate found none refused: on every
+// CPU, each into a Resources of its own, then joined in input order. (Not inside
+// validate: there the collector runs less often, and the decoded objects would
+// multiply the heap it lets grow.)
 func (a *admission) addTo(res *egress.Resources) error {
-	for _, h := range a.held {
-		var err error
-		if h.decoded {
-			err = res.AddJSON(h.js)
-		} else {
-			err = res.Load(bytes.NewReader(h.doc))
+	decoded := make([]*egress.Resources, len(a.held))
+	errs := make([]error, len(a.held))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(a.held); i = int(next.Add(1) - 1) {
+				decoded[i], errs[i] = a.held[i].decode()
+			}
+		})
+	}
+	wg.Wait()
+	for i, h := range a.held {
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %w", h.source, errs[i])
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", h.source, err)
-		}
+		res.Append(decoded[i])
 	}
 	return nil
+}
+
+// decode is h as typed objects: from the JSON it was validated as, or, for a document
+// that does not decode as an object, by the loader (whose words its error has).
+func (h *heldObject) decode() (*egress.Resources, error) {
+	res := &egress.Resources{}
+	if h.decoded {
+		return res, res.AddJSON(h.js)
+	}
+	return res, res.Load(bytes.NewReader(h.doc))
 }
 
 // kubectlMessage is the line `kubectl apply -f source` prints for err.
