@@ -32,7 +32,7 @@ type kindValidator struct {
 	namespaced bool
 	hasStatus  bool
 	structural *structuralschema.Structural
-	schema     apiservervalidation.SchemaValidator
+	schema     *schemaWalk
 	cel        *celWalk
 }
 
@@ -49,7 +49,7 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensio
 	if err := structuraldefaulting.PruneDefaults(structural); err != nil {
 		return nil, err
 	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	_, openapi, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensio
 		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		hasStatus:  version.Subresources != nil && version.Subresources.Status != nil,
 		structural: structural,
-		schema:     validator,
+		schema:     newSchemaWalk(openapi),
 		cel:        newCELWalk(structural, celconfig.PerCallLimit),
 	}, nil
 }

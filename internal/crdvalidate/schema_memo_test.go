@@ -1,0 +1,192 @@
+package crdvalidate
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/portcullis-io/portcullis/config"
+)
+
+// TestSchemaWalkIsKubeOpenAPIs: for every object of the samples and fixtures, and for
+// thousands of one-field mutations of them (a leaf replaced by a value of another type,
+// a long string, a negative or huge number, null, an empty object or list; a field
+// removed; a list item repeated), the walk's schema errors are exactly those of
+// apiextensions-apiserver's own schema validator (as sets: the API server lists them in
+// map order). The walk's memo is shared by all of them, so values it found valid in one
+// object are met again in the next.
+func TestSchemaWalkIsKubeOpenAPIs(t *testing.T) {
+	v, err := New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference := map[schema.GroupVersionKind]apiservervalidation.SchemaValidator{}
+	compared, refused := 0, 0
+	for _, obj := range fixtureObjects(t) {
+		gvk := obj.GroupVersionKind()
+		if !v.Knows(gvk.GroupKind()) {
+			continue
+		}
+		kv, err := v.kind(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reference[gvk] == nil {
+			reference[gvk] = referenceValidator(t, v, gvk)
+		}
+		u := obj.DeepCopy()
+		if kv.decode(u) != nil {
+			continue
+		}
+		kv.prepareForCreate(u)
+		for _, m := range mutations(u.Object) {
+			want := errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, reference[gvk]))
+			got := errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, kv.schema))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s, %s:\n walk: %q\n  API server's validator: %q", gvk.Kind, obj.GetName(), m.name, got, want)
+			}
+			compared++
+			if len(want) > 0 {
+				refused++
+			}
+		}
+	}
+	if compared < 1000 || refused < 300 {
+		t.Fatalf("only %d objects compared, %d of them refused; the fixtures were not found", compared, refused)
+	}
+	t.Logf("%d objects compared, %d refused", compared, refused)
+}
+
+// referenceValidator is the schema validator apiextensions-apiserver makes of the CRD.
+func referenceValidator(t *testing.T, v *Validator, gvk schema.GroupVersionKind) apiservervalidation.SchemaValidator {
+	t.Helper()
+	crd := v.crds[gvk.GroupKind()]
+	internal := internalValidation(t, servedVersion(crd, gvk.Version))
+	sv, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+func errorSet[E interface{ Error() string }](errs []E) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	sort.Strings(out)
+	return out
+}
+
+type mutation struct {
+	name  string
+	value map[string]any
+}
+
+// mutations are obj itself and obj changed at one place each.
+func mutations(obj map[string]any) []mutation {
+	out := []mutation{{"as it is", obj}}
+	var walk func(path string, v any, set func(any), del func())
+	walk = func(path string, v any, set func(any), del func()) {
+		for _, r := range []struct {
+			name string
+			v    any
+		}{
+			{"a long string", strings.Repeat("a", 300)}, {"-1", int64(-1)}, {"2^40", int64(1 << 40)},
+			{"true", true}, {"null", nil}, {"{}", map[string]any{}}, {"[]", []any{}}, {"1.5", 1.5},
+		} {
+			set(r.v)
+			out = append(out, mutation{path + " = " + r.name, deepCopyMap(obj)})
+			set(v)
+		}
+		if del != nil {
+			del()
+			out = append(out, mutation{path + " removed", deepCopyMap(obj)})
+			set(v)
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				child := x[k]
+				walk(path+"."+k, child, func(n any) { x[k] = n }, func() { delete(x, k) })
+			}
+		case []any:
+			if len(x) > 0 {
+				set(append(slices.Clone(x), x...))
+				out = append(out, mutation{path + " repeated", deepCopyMap(obj)})
+				set(v)
+			}
+			for i := range x {
+				child := x[i]
+				walk(path+"["+string(rune('0'+i%10))+"]", child, func(n any) { x[i] = n }, nil)
+			}
+		}
+	}
+	for _, top := range []string{"spec", "metadata"} {
+		if v, ok := obj[top]; ok {
+			walk(top, v, func(n any) { obj[top] = n }, nil)
+		}
+	}
+	return out
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
+}
+
+// fixtureObjects are every object of the samples and of the valid and invalid fixtures.
+func fixtureObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	files, _ := filepath.Glob("../../samples/*.yaml")
+	files = append(files, "../../api/v1alpha1/testdata/valid-backends.yaml", "../../api/v1alpha1/testdata/invalid-backends.yaml",
+		"testdata/valid.yaml", "testdata/invalid.yaml")
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := reader.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if obj, err := Decode(doc); err == nil && obj.GetKind() != "" {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
+}
+
+func internalValidation(t *testing.T, version *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensions.CustomResourceValidation {
+	t.Helper()
+	internal := &apiextensions.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(version.Schema, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	return internal
+}
