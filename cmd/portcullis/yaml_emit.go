@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ import (
 type yamlEmitter struct {
 	keys   sync.Map // string -> string: a key as written before its colon
 	quoted sync.Map // string -> string: a string value as written, or "" if not emittable
-	orders sync.Map // keySet -> []string: keys in the YAML library's order
+	orders sync.Map // keySetHash -> keyOrder: keys in the YAML library's order
 	blocks sync.Map // string -> string: a string with line breaks as written alone
 	// slow counts the pieces written by the library's conversion instead.
 	slow atomic.Int64
@@ -172,7 +173,7 @@ func plainInteger(s string) bool {
 // str is a string value as the library writes it: plain when nothing in it could be
 // read back as anything but the same string, otherwise as the library quotes it.
 func (e *yamlEmitter) str(s string) (string, error) {
-	if safePlain(s) {
+	if plainWords(s) {
 		return s, nil
 	}
 	if q, ok := e.quoted.Load(s); ok {
@@ -238,6 +239,27 @@ func safePlain(s string) bool {
 	return true
 }
 
+// plainWords tells whether a string value is written unquoted: safePlain words
+// separated by single spaces, the first starting with a letter (a status message such
+// as "waiting for the DNS guard to resolve api.example.com"). No such string is a
+// number, a boolean, null or a date to YAML 1.1, none holds ": " or " #", and the
+// library does not quote it; where it is too long for a line, strAt folds it.
+func plainWords(s string) bool {
+	if !strings.Contains(s, " ") {
+		return safePlain(s)
+	}
+	first, rest, _ := strings.Cut(s, " ")
+	if first == "" || !isASCIILetter(first[0]) {
+		return false
+	}
+	for _, w := range append(strings.Split(rest, " "), first) {
+		if w == "" || !safePlain("a"+w) {
+			return false
+		}
+	}
+	return true
+}
+
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // key is k as the library writes a mapping key, learnt from the library once per key.
@@ -264,17 +286,55 @@ func (e *yamlEmitter) key(k string) (string, error) {
 // once per set of keys: its order is not plain string order (runs of digits compare as
 // numbers, letters after other characters).
 func (e *yamlEmitter) order(keys []string) ([]string, error) {
-	keys = slices.Sorted(slices.Values(keys))
-	set := strings.Join(keys, "\x00")
-	if o, ok := e.orders.Load(set); ok {
-		return o.([]string), nil
+	set := keySetHash(keys)
+	if o, ok := e.orders.Load(set); ok && sameKeys(o.(keyOrder), keys) {
+		return o.(keyOrder).order, nil
 	}
-	o, err := e.libraryOrder(keys)
+	o, err := e.libraryOrder(slices.Sorted(slices.Values(keys)))
 	if err != nil {
 		return nil, err
 	}
-	e.orders.Store(set, o)
+	e.orders.Store(set, keyOrder{order: o, set: setOf(o)})
 	return o, nil
+}
+
+// keyOrder is a set of keys in the library's order. Mappings are looked up by a hash of
+// their key set, not a sorted copy of it (sorting and joining the keys of every
+// mapping was a twentieth of `portcullis translate`); sameKeys checks the set itself.
+type keyOrder struct {
+	order []string
+	set   map[string]struct{}
+}
+
+// keySetHash is the same for the same keys in any order.
+func keySetHash(keys []string) uint64 {
+	h := uint64(len(keys))
+	for _, k := range keys {
+		h += maphash.String(keySeed, k) // a sum: the order does not matter
+	}
+	return h
+}
+
+var keySeed = maphash.MakeSeed()
+
+func sameKeys(o keyOrder, keys []string) bool {
+	if len(o.order) != len(keys) {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := o.set[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func setOf(keys []string) map[string]struct{} {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	return set
 }
 
 // libraryOrder asks the library to write a mapping of keys and reads their order back.

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // yamlPieces are the strings the random documents are made of: what the library
@@ -137,6 +139,35 @@ func TestEmitterSequenceItemsAreTheLibrarys(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("item %d differs:\n--- got\n%s\n--- want\n%s", i, got.Bytes(), want)
+		}
+	}
+}
+
+// TestPlainWordsAreWhatTheLibraryWritesPlain: every string plainWords passes, the library
+// writes unquoted (folded, past its line width, at single spaces, which unfold joins
+// back); strings it must not pass it does not.
+func TestPlainWordsAreWhatTheLibraryWritesPlain(t *testing.T) {
+	plain := []string{
+		"Backend accepted", "waiting for the DNS guard to resolve api-1.example.com", "a - b", "A 1e3", "a .5",
+		"no route for caller", "x yes", "a 0x1F b", "all backendRefs resolved", "route accepted",
+		strings.Repeat("word-1.example.com ", 12) + "end",
+	}
+	for _, s := range plain {
+		if !plainWords(s) {
+			t.Errorf("plainWords(%q) = false", s)
+			continue
+		}
+		out, err := yaml.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := unfold(strings.TrimSuffix(string(out), "\n")); got != s {
+			t.Errorf("the library writes %q as %q", s, out)
+		}
+	}
+	for _, s := range []string{"", " a", "a ", "a  b", "1 a", "_a b", "yes", "a: b", "a #b", "a 'b'", "a,b c", "a b\nc", "é b", "a\tb", "-a b"} {
+		if plainWords(s) {
+			t.Errorf("plainWords(%q) = true", s)
 		}
 	}
 }
