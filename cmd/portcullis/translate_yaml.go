@@ -96,8 +96,17 @@ func writeXDSYAML(w *bufio.Writer, e *yamlEmitter, r envoyconfig.Resources) erro
 	return nil
 }
 
-// resource writes one Envoy resource as an item of the group's sequence.
+// resource writes one Envoy resource as an item of the group's sequence: from its
+// protojson value built directly (protoValue) when it can, else from protojson's text.
 func (e *yamlEmitter) resource(buf *bytes.Buffer, m proto.Message) error {
+	if v, ok := protoValue(m.ProtoReflect()); ok {
+		n := buf.Len()
+		err := e.emitItemValue(buf, v, 4)
+		if !errors.Is(err, errNotEmittable) {
+			return err
+		}
+		buf.Truncate(n)
+	}
 	js, err := protojson.MarshalOptions{Resolver: envoyconfig.Resolver, UseProtoNames: true}.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("protojson: %w", err)

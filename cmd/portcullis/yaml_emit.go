@@ -44,6 +44,12 @@ func (e *yamlEmitter) emitItem(buf *bytes.Buffer, js []byte, indent int) error {
 	if err != nil {
 		return err
 	}
+	return e.emitItemValue(buf, v, indent)
+}
+
+// emitItemValue appends the YAML of a decoded JSON value as an item of a sequence at
+// indent.
+func (e *yamlEmitter) emitItemValue(buf *bytes.Buffer, v any, indent int) error {
 	buf.WriteString(strings.Repeat(" ", indent))
 	buf.WriteString("- ")
 	return e.value(buf, v, indent+2, true)
