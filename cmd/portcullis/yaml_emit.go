@@ -251,6 +251,9 @@ func safePlain(s string) bool {
 // number, a boolean, null or a date to YAML 1.1, none holds ": " or " #", and the
 // library does not quote it; where it is too long for a line, strAt folds it.
 func plainWords(s string) bool {
+	if s != "" && s[0] >= '0' && s[0] <= '9' && strings.Contains(s, "/") && safePlain("a"+s) {
+		return true // a path such as "8080/api.example.com": no number, date or time holds a '/'
+	}
 	if !strings.Contains(s, " ") {
 		return safePlain(s)
 	}

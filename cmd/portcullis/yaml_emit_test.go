@@ -151,6 +151,7 @@ func TestPlainWordsAreWhatTheLibraryWritesPlain(t *testing.T) {
 		"Backend accepted", "waiting for the DNS guard to resolve api-1.example.com", "a - b", "A 1e3", "a .5",
 		"no route for caller", "x yes", "a 0x1F b", "all backendRefs resolved", "route accepted",
 		strings.Repeat("word-1.example.com ", 12) + "end",
+		"8080/api-0.example.com", "443/HTTPS", "1/2", "0/x", "1e3/x", "0x1F/y", "10/", "1_000/a", "2026-11-24/a", "1.5/x", "08/09", "1/2/3",
 	}
 	for _, s := range plain {
 		if !plainWords(s) {
@@ -165,7 +166,7 @@ func TestPlainWordsAreWhatTheLibraryWritesPlain(t *testing.T) {
 			t.Errorf("the library writes %q as %q", s, out)
 		}
 	}
-	for _, s := range []string{"", " a", "a ", "a  b", "1 a", "_a b", "yes", "a: b", "a #b", "a 'b'", "a,b c", "a b\nc", "é b", "a\tb", "-a b"} {
+	for _, s := range []string{"", " a", "a ", "a  b", "1 a", "_a b", "yes", "a: b", "a #b", "a 'b'", "a,b c", "a b\nc", "é b", "a\tb", "-a b", "1 /a", "1/a b", "12", "1.5", "1e3", "2026-11-24", "1:20/"} {
 		if plainWords(s) {
 			t.Errorf("plainWords(%q) = true", s)
 		}
