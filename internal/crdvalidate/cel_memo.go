@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
@@ -37,6 +38,7 @@ type celWalk struct {
 type celNode struct {
 	own        *cel.Validator // nil when the node has no rules of its own
 	reads      *reads         // what own's rules see of self
+	rate       memoRate
 	allOf      []*cel.Validator
 	items      *celNode
 	properties map[string]*celNode
@@ -145,9 +147,12 @@ func (w *celWalk) own(ctx context.Context, n *celNode, path *field.Path, obj any
 	if n.own == nil {
 		return nil, budget
 	}
+	if !n.rate.worthIt() {
+		return n.own.Validate(ctx, path, nil, obj, nil, budget)
+	}
 	value, exact := project(nil, obj, n.reads)
 	key := celMemoKey{node: n, value: sha256.Sum256(value)}
-	if cost, ok := w.memo.get(key); exact && ok && cost <= budget {
+	if cost, ok := w.memo.get(key); n.rate.hit(exact && ok && cost <= budget) {
 		return nil, budget - cost
 	}
 	errs, left := n.own.Validate(ctx, path, nil, obj, nil, budget)
@@ -255,4 +260,31 @@ func boolIndex(v bool) int {
 func appendString(b []byte, s string) []byte {
 	b = strconv.AppendInt(b, int64(len(s)), 10)
 	return append(append(b, '"'), s...)
+}
+
+// memoRate counts a node's memo lookups and hits, so that a node whose values never
+// repeat (a hostname, a route's whole rule list) stops paying for its keys: after
+// memoTrial lookups, a node that hit less than one time in memoHitRatio is validated
+// without the memo. Only speed depends on it, never an answer.
+type memoRate struct {
+	lookups, hits atomic.Int64
+}
+
+const (
+	memoTrial    = 256
+	memoHitRatio = 8
+)
+
+func (r *memoRate) worthIt() bool {
+	lookups := r.lookups.Load()
+	return lookups < memoTrial || r.hits.Load()*memoHitRatio >= lookups
+}
+
+// hit counts a lookup and returns whether it hit.
+func (r *memoRate) hit(hit bool) bool {
+	r.lookups.Add(1)
+	if hit {
+		r.hits.Add(1)
+	}
+	return hit
 }

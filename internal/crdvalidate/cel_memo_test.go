@@ -163,3 +163,22 @@ func toInt64(v any) any {
 	}
 	return v
 }
+
+// TestMemoRateGivesUpOnNodesThatNeverRepeat: a node keeps its memo while it is on trial
+// or hits often enough, and loses it once it has missed nearly every time.
+func TestMemoRateGivesUpOnNodesThatNeverRepeat(t *testing.T) {
+	var never, often memoRate
+	for i := range memoTrial {
+		if !never.worthIt() || !often.worthIt() {
+			t.Fatalf("a node lost its memo on trial, after %d lookups", i)
+		}
+		never.hit(false)
+		often.hit(i%4 == 0)
+	}
+	if never.worthIt() {
+		t.Error("a node that never hit kept its memo after the trial")
+	}
+	if !often.worthIt() {
+		t.Error("a node that hit one time in four lost its memo")
+	}
+}

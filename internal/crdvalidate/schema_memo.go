@@ -47,6 +47,7 @@ type schemaNode struct {
 	properties map[string]*schemaNode
 	items      *schemaNode
 	additional *schemaNode
+	rate       memoRate
 }
 
 func newSchemaWalk(root *spec.Schema) *schemaWalk {
@@ -111,9 +112,9 @@ func (w *schemaWalk) node(n *schemaNode, path string, data any, res *validate.Re
 	}
 	var key [sha256.Size]byte
 	remembered := false
-	if n.remember {
+	if n.remember && n.rate.worthIt() {
 		b, exact := appendValueKey([]byte(n.spine+"\x00"), data)
-		if key, remembered = sha256.Sum256(b), exact; exact && w.isValid(key) {
+		if key, remembered = sha256.Sum256(b), exact; exact && n.rate.hit(w.isValid(key)) {
 			return
 		}
 	}
