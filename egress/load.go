@@ -62,13 +62,25 @@ func readDocuments(in io.Reader) ([][]byte, error) {
 	}
 }
 
-// conversion is a document as JSON, or why it is not YAML.
+// conversion is a document as JSON and its type, or why it is not YAML (err) or not
+// an object (tmErr).
 type conversion struct {
-	js  []byte
-	err error
+	js    []byte
+	err   error
+	tm    metav1.TypeMeta
+	tmErr error
 }
 
-// convertAll converts every document to JSON, on every CPU.
+// convert converts one document, on whichever CPU.
+func convert(doc []byte) conversion {
+	var c conversion
+	if c.js, c.err = yaml.YAMLToJSON(doc); c.err == nil {
+		c.tmErr = json.Unmarshal(c.js, &c.tm)
+	}
+	return c
+}
+
+// convertAll converts every document to JSON and reads its type, on every CPU.
 func convertAll(docs [][]byte) []conversion {
 	out := make([]conversion, len(docs))
 	var next atomic.Int64
@@ -76,7 +88,7 @@ func convertAll(docs [][]byte) []conversion {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(docs); i = int(next.Add(1) - 1) {
-				out[i].js, out[i].err = yaml.YAMLToJSON(docs[i])
+				out[i] = convert(docs[i])
 			}
 		})
 	}
@@ -91,8 +103,7 @@ type loader struct {
 }
 
 func (l loader) add(doc []byte) error {
-	js, err := yaml.YAMLToJSON(doc)
-	return l.addConverted(doc, conversion{js: js, err: err})
+	return l.addConverted(doc, convert(doc))
 }
 
 // addConverted adds one document, given with its conversion to JSON; its errors are
@@ -101,10 +112,10 @@ func (l loader) addConverted(doc []byte, c conversion) error {
 	if c.err != nil {
 		return fmt.Errorf("error converting YAML to JSON: %w", c.err)
 	}
-	var tm metav1.TypeMeta
-	if err := json.Unmarshal(c.js, &tm); err != nil {
-		return fmt.Errorf("error unmarshaling JSON: %w", err)
+	if c.tmErr != nil {
+		return fmt.Errorf("error unmarshaling JSON: %w", c.tmErr)
 	}
+	tm := c.tm
 	switch {
 	case tm.GroupVersionKind().GroupKind().String() == "List":
 		return l.addList(doc)
