@@ -71,10 +71,15 @@ type conversion struct {
 	tmErr error
 }
 
-// convert converts one document, on whichever CPU.
+// convert converts one document, on whichever CPU: the plainest documents without the
+// YAML library (yaml_plain.go), the others with it.
 func convert(doc []byte) conversion {
 	var c conversion
-	if c.js, c.err = yaml.YAMLToJSON(doc); c.err == nil {
+	var plain bool
+	if c.js, plain = plainYAMLToJSON(doc); !plain {
+		c.js, c.err = yaml.YAMLToJSON(doc)
+	}
+	if c.err == nil {
 		c.tmErr = json.Unmarshal(c.js, &c.tm)
 	}
 	return c
