@@ -90,7 +90,7 @@ func (p *plainParser) mapping(indent int, first string) (any, bool) {
 		}
 		p.at++
 		key, value, ok := strings.Cut(entry, ":")
-		if !ok || !plainString(key) {
+		if !ok || !PlainYAMLWord(key) {
 			return nil, false
 		}
 		if _, dup := m[key]; dup {
@@ -159,7 +159,7 @@ func (p *plainParser) sequence(indent int) (any, bool) {
 // plainScalar is a string or integer the library reads the same way, or not ok.
 func plainScalar(text string) (any, bool) {
 	switch {
-	case plainString(text):
+	case PlainYAMLWord(text):
 		return text, true
 	case plainInteger(text):
 		return plainNumber(text), true
@@ -170,15 +170,16 @@ func plainScalar(text string) (any, bool) {
 // plainNumber is an integer's text, written as it is.
 type plainNumber string
 
-// plainString: a letter, then letters, digits and . _ / -; not a word YAML 1.1 reads
-// as a boolean or null (compared ignoring case).
-func plainString(s string) bool {
-	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+// PlainYAMLWord tells whether YAML 1.1 (go-yaml v2, which sigs.k8s.io/yaml uses) reads
+// and writes s as a plain string whatever its context: a letter, then letters, digits
+// and . _ / - only, and not a word it reads as a boolean or null (compared ignoring
+// case, which only declines a few more strings).
+func PlainYAMLWord(s string) bool {
+	if s == "" || !isASCIILetter(s[0]) {
 		return false
 	}
 	for _, c := range []byte(s) {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (c < '0' || c > '9') && c != '.' && c != '_' && c != '/' && c != '-' {
+		if !isASCIILetter(c) && (c < '0' || c > '9') && c != '.' && c != '_' && c != '/' && c != '-' {
 			return false
 		}
 	}
@@ -188,6 +189,8 @@ func plainString(s string) bool {
 	}
 	return true
 }
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // plainInteger: decimal digits without a leading zero (YAML 1.1 reads 0-led numbers
 // as octal), short enough for the library to keep exact.

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/portcullis-io/portcullis/egress"
 )
 
 // yamlEmitter writes JSON values as YAML with exactly the bytes sigs.k8s.io/yaml's
@@ -226,24 +228,9 @@ func checked(q string) (string, error) {
 
 func isBlockScalar(out []byte) bool { return out[0] == '|' || out[0] == '>' }
 
-// safePlain tells whether s is written unquoted whatever its context: a letter, then
-// letters, digits and . _ / - only, and not a word YAML 1.1 reads as a boolean or null
-// (compared ignoring case, which only sends a few more strings to the library).
-func safePlain(s string) bool {
-	if s == "" || !isASCIILetter(s[0]) {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !isASCIILetter(c) && (c < '0' || c > '9') && c != '.' && c != '_' && c != '/' && c != '-' {
-			return false
-		}
-	}
-	switch strings.ToLower(s) {
-	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
-		return false
-	}
-	return true
-}
+// safePlain tells whether s is written unquoted whatever its context (the rule the
+// loader reads plain YAML by).
+func safePlain(s string) bool { return egress.PlainYAMLWord(s) }
 
 // plainWords tells whether a string value is written unquoted: safePlain words
 // separated by single spaces, the first starting with a letter (a status message such
@@ -257,19 +244,16 @@ func plainWords(s string) bool {
 	if !strings.Contains(s, " ") {
 		return safePlain(s)
 	}
-	first, rest, _ := strings.Cut(s, " ")
-	if first == "" || !isASCIILetter(first[0]) {
+	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 		return false
 	}
-	for _, w := range append(strings.Split(rest, " "), first) {
+	for _, w := range strings.Split(s, " ") {
 		if w == "" || !safePlain("a"+w) {
 			return false
 		}
 	}
 	return true
 }
-
-func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // key is k as the library writes a mapping key, learnt from the library once per key.
 func (e *yamlEmitter) key(k string) (string, error) {

@@ -1,12 +1,9 @@
 package crdvalidate_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/config"
 	"github.com/portcullis-io/portcullis/internal/crdvalidate"
@@ -197,29 +192,5 @@ func comparable(t *testing.T, err error) metav1.Status {
 }
 
 func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("reading %s: %v", path, err)
-		}
-		var content any
-		if err := yaml.Unmarshal(doc, &content); err != nil || content == nil {
-			continue // comments only
-		}
-		obj, err := crdvalidate.Decode(doc)
-		if err != nil {
-			t.Fatalf("decoding %s: %v", path, err)
-		}
-		out = append(out, obj)
-	}
+	return crdvalidate.ReadObjects(t, path)
 }

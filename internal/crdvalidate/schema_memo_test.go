@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/config"
 )
@@ -161,25 +162,39 @@ func fixtureObjects(t *testing.T) []*unstructured.Unstructured {
 		"testdata/valid.yaml", "testdata/invalid.yaml")
 	var out []*unstructured.Unstructured
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := reader.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if obj, err := Decode(doc); err == nil && obj.GetKind() != "" {
-				out = append(out, obj)
-			}
-		}
+		out = append(out, readObjects(t, f)...)
 	}
 	return out
+}
+
+// readObjects decodes every object of a YAML file, as kubectl sends it (documents of
+// comments only are skipped).
+func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*unstructured.Unstructured
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("reading %s: %v", path, err)
+		}
+		var content any
+		if err := yaml.Unmarshal(doc, &content); err != nil || content == nil {
+			continue // comments only
+		}
+		obj, err := Decode(doc)
+		if err != nil {
+			t.Fatalf("decoding %s: %v", path, err)
+		}
+		out = append(out, obj)
+	}
 }
 
 func internalValidation(t *testing.T, version *apiextensionsv1.CustomResourceDefinitionVersion) *apiextensions.CustomResourceValidation {
