@@ -304,11 +304,17 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		return nil
 	}
 	if slices.Equal(routes, base.inputs[deltaHTTPRoutes]) {
+		if t.usedGone(changed, base) {
+			return &delta{base: base, changed: changed, routes: &routeDelta{ids: routes}}
+		}
 		return &delta{base: base, changed: changed}
 	}
 	added, gone := routeChanges(routes, base.inputs[deltaHTTPRoutes])
 	if len(added) == 0 && len(gone) == 0 { // the same routes in another order
 		base.inputs[deltaHTTPRoutes] = routes
+		if t.usedGone(changed, base) {
+			return &delta{base: base, changed: changed, routes: &routeDelta{ids: routes}}
+		}
 		return &delta{base: base, changed: changed}
 	}
 	touched, ok := t.touchedBackends(added, gone)
@@ -361,9 +367,10 @@ func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *
 // A Backend created (a name the base did not have, or a new UID under it) is a changed
 // Backend that was not there: its unit is computed, the refs naming it, which resolved
 // to nothing, are resolved again (and give the delta up), and its status is filed. A
-// Backend deleted that no Gateway used is a changed Backend that is not there any more:
-// the refs and existence checks naming it are looked at again (and give the delta up
-// if something named it), and its status goes.
+// Backend deleted is a changed Backend that is not there any more: the refs and
+// existence checks naming it are looked at again, and its status goes; when a Gateway
+// used it (usedGone), the delta is a route delta, which attaches the routes naming it
+// again and drops its clusters.
 func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (map[types.NamespacedName]bool, bool) {
 	if len(t.backends) != len(res.Backends) {
 		return nil, false
@@ -394,12 +401,24 @@ func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (ma
 		if t.backends[n] != nil {
 			continue
 		}
-		if !was.unit || t.namedBeyondRoutes(n) || len(base.result.BackendGateways[n.String()]) > 0 {
-			return nil, false // a Gateway used its clusters: they would stay
+		if !was.unit || t.namedBeyondRoutes(n) {
+			return nil, false
 		}
 		changed[n] = true
 	}
 	return changed, true
+}
+
+// usedGone tells whether a changed Backend that is not there any more was used by a
+// Gateway: its clusters are in the base's Gateways, and only a route delta drops them
+// (by their origin), re-attaching the routes whose refs named it.
+func (t *translator) usedGone(changed map[types.NamespacedName]bool, base *deltaBase) bool {
+	for n := range changed {
+		if t.backends[n] == nil && len(base.result.BackendGateways[n.String()]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // answersMovedFor tells whether the DNS answers that differ from the base's are for

@@ -51,7 +51,8 @@ func TestBackendEditsTranslateAsCold(t *testing.T) {
 }
 
 // TestServerNameChangeIsADelta: on the basic FQDN input, changing a Backend's server
-// name translates as a delta, and a second change again; deleting a Backend does not.
+// name translates as a delta, and a second change again, and deleting the Backend (a
+// route delta: the route to it is attached again, its cluster dropped).
 func TestServerNameChangeIsADelta(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "fqdn-backend-basic.in.yaml"))
 	cache, versions := NewCache(), newAPIVersions()
@@ -66,8 +67,8 @@ func TestServerNameChangeIsADelta(t *testing.T) {
 	}
 	res.Backends = res.Backends[1:]
 	compareWithCold(t, "a Backend deleted", cache, versions, res, addrs, opts)
-	if cache.deltas != 2 {
-		t.Fatalf("a deletion ran as a delta (%d deltas)", cache.deltas)
+	if cache.deltas != 3 {
+		t.Fatalf("the deletion did not run as a delta (%d deltas)", cache.deltas)
 	}
 }
 
@@ -282,7 +283,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				res.Gateways[0].Spec.TLS = nil
 				return addrs
 			}},
-		{name: "a Backend is deleted", input: "fqdn-backend-basic",
+		{name: "a Backend a route uses is deleted", input: "fqdn-backend-basic", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				res.Backends = nil
 				return addrs
@@ -446,8 +447,10 @@ func TestADeltaTakesTheOrderItWasGiven(t *testing.T) {
 }
 
 // TestDeltasFollowOneAnother creates a Backend with its name's first answer, then
-// changes a route, then another Backend: each is a delta of the one before (the base
-// takes each delta's answers and routes), and each equals a cold translation.
+// changes a route, then another Backend, deletes the Backend the route uses and changes
+// the route again: each is a delta of the one before (the base takes each delta's
+// answers and routes, and the route side the deletion re-attached holds one span per
+// route), and each equals a cold translation.
 func TestDeltasFollowOneAnother(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "fqdn-backend-basic.in.yaml"))
 	cache, versions := NewCache(), newAPIVersions()
@@ -464,7 +467,11 @@ func TestDeltasFollowOneAnother(t *testing.T) {
 	sni := "edited.example.com"
 	res.Backends[0].Spec.Destination.FQDN.TLS = &egressv1alpha1.BackendTLS{ServerName: &sni}
 	compareWithCold(t, "a Backend changed", cache, versions, res, addrs, opts)
-	if cache.deltas != 3 {
-		t.Fatalf("%d deltas, want 3", cache.deltas)
+	res.Backends = res.Backends[1:] // the one the route names
+	compareWithCold(t, "the Backend the route uses deleted", cache, versions, res, addrs, opts)
+	editRoutePath(rand.New(rand.NewPCG(2, 2)), res)
+	compareWithCold(t, "the route changed again", cache, versions, res, addrs, opts)
+	if cache.deltas != 5 {
+		t.Fatalf("%d deltas, want 5", cache.deltas)
 	}
 }

@@ -26,6 +26,11 @@ import (
 // On a forward proxy the tables, built again, open their tunnels again, which puts the
 // tunnels' clusters back among those the Gateway resolved.
 //
+// A Backend deleted that a Gateway used makes a route delta with the same routes: on
+// the Gateways using it the kept route side does not replay (a ref to it resolves to
+// nothing now), the routes whose refs named it are attached again (refileRoute finds
+// they do not resolve as they did), and its clusters are dropped by their origin.
+//
 // A route delta gives up where a Backend delta does (a touched Backend is not a unit, or
 // a BackendTLSPolicy, TLSRoute or TCPRoute names it), where a changed route refers to
 // another kind than Backend (a Service, an XBackend), and where a changed route touches
@@ -137,8 +142,8 @@ func routeRefs(r *gwapiv1.HTTPRoute) []gwapiv1.BackendObjectReference {
 }
 
 // reattachRoutes computes the Gateway's route side in a route delta from the kept one:
-// the routes that did not change are filed from their spans, the others attached. False
-// when it cannot vouch for the result.
+// the routes that did not change and whose refs resolve as they did are filed from their
+// spans, the others attached. False when it cannot vouch for the result.
 func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string, routes []routeSeen) bool {
 	e := t.cache.routeSide(g.out.Name, t.epoch)
 	if !keep || e == nil || e.inputs != inputs || len(e.spans) != len(e.routes) {
@@ -157,8 +162,13 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 			t.attachOneRoute(g, choices, r)
 			continue
 		}
+		mark := g.record.mark()
 		if !t.refileRoute(g, e, &e.spans[i]) {
-			return false // keepRouteSide keeps nothing of a delta that gave up
+			// A ref of it resolves otherwise (its Backend was deleted, say): attach it
+			// afresh, as a full translation would. What the refile began is dropped;
+			// the refs it resolved again are resolved again, to the same clusters.
+			g.record.rollback(mark)
+			t.attachOneRoute(g, choices, r)
 		}
 	}
 	for _, l := range g.listeners {

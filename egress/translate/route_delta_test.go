@@ -9,12 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
 )
 
 // TestRouteEditsTranslateAsCold walks every golden input through a fixed sequence of
 // random HTTPRoute edits (a path, hostnames, a ref's port, a route deleted, created again
-// or copied under a new name) and compares, after every edit, the translation with a
+// or copied under a new name, a Backend deleted or created again) and compares, after every edit, the translation with a
 // warm Cache with a cold one. Across the inputs, edits must have been taken as route
 // deltas: otherwise the comparison proves nothing about them.
 func TestRouteEditsTranslateAsCold(t *testing.T) {
@@ -45,10 +46,11 @@ func TestRouteEditsTranslateAsCold(t *testing.T) {
 
 // routeEditor makes random HTTPRoute edits of one input.
 type routeEditor struct {
-	rng     *rand.Rand
-	res     *egress.Resources
-	deleted []gwapiv1.HTTPRoute
-	copies  int
+	rng             *rand.Rand
+	res             *egress.Resources
+	deleted         []gwapiv1.HTTPRoute
+	deletedBackends []egressv1alpha1.Backend
+	copies          int
 }
 
 func (e *routeEditor) randomEdit() string {
@@ -64,6 +66,7 @@ func (e *routeEditor) randomEdit() string {
 		e.copyRoute,
 		e.createBackendAndRoute,
 		e.editBackendAndRoute,
+		e.deleteOrRestoreBackend,
 	}
 	return edits[rng.IntN(len(edits))]()
 }
@@ -84,6 +87,12 @@ func editRoutePath(rng *rand.Rand, res *egress.Resources) string {
 
 func (e *routeEditor) deleteOrRestoreRoute() string {
 	return deleteOrRestore(e.rng, &e.res.HTTPRoutes, &e.deleted, "HTTPRoute", func(r *gwapiv1.HTTPRoute) string { return r.Name })
+}
+
+// deleteOrRestoreBackend deletes a Backend (routes may still name it) or creates a
+// deleted one again.
+func (e *routeEditor) deleteOrRestoreBackend() string {
+	return deleteOrRestore(e.rng, &e.res.Backends, &e.deletedBackends, "Backend", func(b *egressv1alpha1.Backend) string { return b.Name })
 }
 
 // copyRoute creates a route like another under a new name, as a tenant applying a

@@ -136,6 +136,17 @@ func (r *routeSide) startRoute() {
 	}
 }
 
+// sideMark is where the route side's lists end, to drop what a route began after it.
+type sideMark struct{ spans, refs, exists, statuses int }
+
+func (r *routeSide) mark() sideMark {
+	return sideMark{len(r.spans), len(r.refs), len(r.exists), len(r.statuses)}
+}
+
+func (r *routeSide) rollback(m sideMark) {
+	r.spans, r.refs, r.exists, r.statuses = r.spans[:m.spans], r.refs[:m.refs], r.exists[:m.exists], r.statuses[:m.statuses]
+}
+
 func (r *routeSide) endRoute() {
 	if r != nil {
 		s := &r.spans[len(r.spans)-1]
