@@ -304,18 +304,12 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		return nil
 	}
 	if slices.Equal(routes, base.inputs[deltaHTTPRoutes]) {
-		if t.usedGone(changed, base) {
-			return &delta{base: base, changed: changed, routes: &routeDelta{ids: routes}}
-		}
-		return &delta{base: base, changed: changed}
+		return t.backendDelta(base, changed, routes)
 	}
 	added, gone := routeChanges(routes, base.inputs[deltaHTTPRoutes])
 	if len(added) == 0 && len(gone) == 0 { // the same routes in another order
 		base.inputs[deltaHTTPRoutes] = routes
-		if t.usedGone(changed, base) {
-			return &delta{base: base, changed: changed, routes: &routeDelta{ids: routes}}
-		}
-		return &delta{base: base, changed: changed}
+		return t.backendDelta(base, changed, routes)
 	}
 	touched, ok := t.touchedBackends(added, gone)
 	if !ok || !t.deltaCanTouch(touched, base) {
@@ -366,11 +360,11 @@ func (t *translator) deltaCanTouch(touched map[types.NamespacedName]bool, base *
 //
 // A Backend created (a name the base did not have, or a new UID under it) is a changed
 // Backend that was not there: its unit is computed, the refs naming it, which resolved
-// to nothing, are resolved again (and give the delta up), and its status is filed. A
-// Backend deleted is a changed Backend that is not there any more: the refs and
-// existence checks naming it are looked at again, and its status goes; when a Gateway
-// used it (usedGone), the delta is a route delta, which attaches the routes naming it
-// again and drops its clusters.
+// to nothing, are resolved again (the routes with such refs are attached again), and its
+// status is filed. A Backend deleted is a changed Backend that is not there any more:
+// the refs and existence checks naming it are looked at again, and its status goes;
+// when a Gateway used it, the routes naming it are attached again and its clusters
+// dropped (backendDelta).
 func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (map[types.NamespacedName]bool, bool) {
 	if len(t.backends) != len(res.Backends) {
 		return nil, false
@@ -409,16 +403,19 @@ func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (ma
 	return changed, true
 }
 
-// usedGone tells whether a changed Backend that is not there any more was used by a
-// Gateway: its clusters are in the base's Gateways, and only a route delta drops them
-// (by their origin), re-attaching the routes whose refs named it.
-func (t *translator) usedGone(changed map[types.NamespacedName]bool, base *deltaBase) bool {
+// backendDelta is the delta of changed Backends under the same routes. It is a route
+// delta when a route's ref may now resolve otherwise than the kept route side says: a
+// Backend deleted that a Gateway used (its clusters are dropped by their origin) or one
+// created (a route may name it already; its clusters are added). A route delta attaches
+// again the routes whose refs do not resolve as they did.
+func (t *translator) backendDelta(base *deltaBase, changed map[types.NamespacedName]bool, routes []deltaID) *delta {
 	for n := range changed {
-		if t.backends[n] == nil && len(base.result.BackendGateways[n.String()]) > 0 {
-			return true
+		_, was := base.backends[n]
+		if gone := t.backends[n] == nil; gone && len(base.result.BackendGateways[n.String()]) > 0 || !gone && !was {
+			return &delta{base: base, changed: changed, routes: &routeDelta{ids: routes}}
 		}
 	}
-	return false
+	return &delta{base: base, changed: changed}
 }
 
 // answersMovedFor tells whether the DNS answers that differ from the base's are for

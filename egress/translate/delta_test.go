@@ -309,7 +309,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				next["api.example.com"] = r
 				return next
 			}},
-		{name: "a Backend is created that a refused route names", input: "fqdn-backend-basic",
+		{name: "a Backend is created that a refused route names (the route is attached again)", input: "fqdn-backend-basic", delta: true,
 			prepare: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
 				r := *res.HTTPRoutes[0].DeepCopy()
 				r.Name = "waiting"
