@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -331,6 +332,41 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 					delete(next, name) // its name leaves the DNS guard with it
 				}
 				return next
+			}},
+		{name: "a Backend presenting the Gateway's own certificate is deleted (the listener keeps it)", input: "https-listener-certificates", delta: true,
+			prepare: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				const objects = `
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: api, namespace: gw}
+spec:
+  destination:
+    type: FQDN
+    fqdn:
+      hostname: api.example.com
+      tls: {wellKnownCACertificates: System, clientCertificate: {secretRef: {name: gateway-cert}}}
+    ports: [{name: https, port: 443, protocol: HTTPS}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: gw}
+spec:
+  parentRefs: [{name: egress, sectionName: https}]
+  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
+`
+				if err := res.Load(strings.NewReader(objects)); err != nil {
+					panic(err)
+				}
+				next := maps.Clone(addrs)
+				if next == nil {
+					next = egress.Addresses{}
+				}
+				next["api.example.com"] = resolved("203.0.113.10")
+				return next
+			},
+			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
+				res.Backends = nil
+				return addrs
 			}},
 		{name: "the clock goes back", input: "fqdn-backend-basic",
 			edit: func(_ *egress.Resources, addrs egress.Addresses, opts *Options) egress.Addresses {

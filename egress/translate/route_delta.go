@@ -34,8 +34,7 @@ import (
 // A route delta gives up where a Backend delta does (a touched Backend is not a unit, or
 // a BackendTLSPolicy, TLSRoute or TCPRoute names it), where a changed route refers to
 // another kind than Backend (a Service, an XBackend), and where a changed route touches
-// a Gateway whose route side is not kept with the same other inputs, or that would lose
-// a cluster with secrets.
+// a Gateway whose route side is not kept with the same other inputs.
 // TestRouteEditsTranslateAsCold compares route deltas with cold translations.
 
 // routeDelta is what changed among the HTTPRoutes: their identities now, in order.
@@ -208,30 +207,58 @@ func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpa
 // base's, with those this translation resolved put in place or added, and the clusters
 // of touched Backends (by their origin) that nothing resolved to this time dropped: a
 // route that went, a port renamed, a Backend that is no longer usable or no longer
-// there. It fails the delta when a dropped cluster has secrets (another cluster may
-// share them).
+// there. The secrets only dropped clusters named go with them (droppedSecrets).
 func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]ir.Cluster, []ir.Secret) {
 	drop := map[string]bool{}
+	var named []string // the secrets the dropped clusters name
 	for i := range prev.Clusters {
 		c := &prev.Clusters[i]
 		o := c.Origin
 		if o.Kind != ir.OriginBackend || !t.delta.changed[types.NamespacedName{Namespace: o.Namespace, Name: o.Name}] || g.clusters[c.Name] != nil {
 			continue
 		}
-		if clusterSecrets(c) {
-			t.delta.failed = true
-		}
 		drop[c.Name] = true
+		named = append(named, clusterSecrets(c)...)
 	}
 	clusters := mergeByName(prev.Clusters, g.clusters, drop, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
-	secrets := mergeByName(prev.Secrets, g.secrets, nil, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
+	secrets := mergeByName(prev.Secrets, g.secrets, droppedSecrets(named, clusters), func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
 	return clusters, secrets
 }
 
-// clusterSecrets tells whether a cluster names a secret.
-func clusterSecrets(c *ir.Cluster) bool {
-	tls := c.TLS != nil && (c.TLS.CASecret != "" || c.TLS.ClientCertificateSecret != "")
-	return tls || c.Credential != nil
+// droppedSecrets are the named secrets that no kept cluster names: another Backend's
+// cluster may share one. (The listeners' certificates, and the secrets of the clusters
+// this translation resolved, are gathered again into the Gateway's secrets, which
+// mergeByName puts back.)
+func droppedSecrets(named []string, clusters []ir.Cluster) map[string]bool {
+	if len(named) == 0 {
+		return nil
+	}
+	drop := make(map[string]bool, len(named))
+	for _, s := range named {
+		drop[s] = true
+	}
+	for i := range clusters {
+		for _, s := range clusterSecrets(&clusters[i]) {
+			delete(drop, s)
+		}
+	}
+	return drop
+}
+
+// clusterSecrets are the secrets a cluster names.
+func clusterSecrets(c *ir.Cluster) []string {
+	var names []string
+	if c.TLS != nil {
+		for _, s := range []string{c.TLS.CASecret, c.TLS.ClientCertificateSecret} {
+			if s != "" {
+				names = append(names, s)
+			}
+		}
+	}
+	if c.Credential != nil {
+		names = append(names, c.Credential.Secret)
+	}
+	return names
 }
 
 // mergeByName copies sorted without the names in drop, with the elements named in m in
