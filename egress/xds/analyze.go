@@ -55,6 +55,9 @@ type analysis struct {
 	// resources are the versions of each type's resources (resource_versions.go), set by
 	// Publish and Resend.
 	resources map[string]*typeResources
+	// items are the published snapshot's resources by name, per type URL
+	// (snapshot_items.go), set by Publish; nil: build them from nothing.
+	items map[string]map[string]types.ResourceWithTTL
 }
 
 // analyze orders the resources canonically and learns the facts of those prev does not

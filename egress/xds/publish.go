@@ -39,11 +39,13 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	s.mu.Unlock()
 	analysis.versionResources(s.memos[gateway], salts)
 	if s.publishedVersion(gateway) == version {
+		analysis.items = s.memos[gateway].publishedItems() // the snapshot's, which stays
 		s.memos[gateway] = analysis
 		return version, false, nil
 	}
 	typeVersions := s.nextTypeVersions(gateway, version, analysis, s.memos[gateway])
-	snapshot, err := newSnapshot(version, typeVersions, byType)
+	analysis.indexItems(s.memos[gateway])
+	snapshot, err := analysis.snapshot(typeVersions)
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
