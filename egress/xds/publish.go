@@ -33,7 +33,7 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
-	version, analysis.digests = analysis.versions()
+	version, analysis.digests = analysis.versions(s.memos[gateway])
 	s.mu.Lock()
 	salts := s.saltsLocked(gateway)
 	s.mu.Unlock()

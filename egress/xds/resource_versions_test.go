@@ -74,6 +74,6 @@ func analyzed(t *testing.T, res envoyconfig.Resources, prev *analysis) *analysis
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, a.digests = a.versions()
+	_, a.digests = a.versions(nil)
 	return a
 }

@@ -42,17 +42,55 @@ func TestVersionHashesTheWholeCanonicalOrder(t *testing.T) {
 	}
 }
 
+// oneShotVersion is the version computed in one piece: each type's fields hashed
+// whole, then the type URLs and those digests.
 func oneShotVersion(a *analysis) string {
-	var buf []byte
+	var all []byte
 	for _, st := range a.types {
-		buf = appendField(buf, st.typeURL)
+		buf := appendField(nil, st.typeURL)
 		for i, name := range st.names {
 			buf = appendField(buf, name)
 			buf = append(buf, st.facts[i].digest[:]...)
 		}
+		d := sha256.Sum256(buf)
+		all = append(appendField(all, st.typeURL), d[:]...)
 	}
-	sum := sha256.Sum256(buf)
+	sum := sha256.Sum256(all)
 	return hex.EncodeToString(sum[:])[:versionLength]
+}
+
+// TestVersionsKeepTheDigestsOfTypesThatDidNotChange: a type whose facts are the last
+// analysis's very facts keeps its digest without hashing, and the versions are those
+// of hashing everything; a type with one fact replaced is hashed again.
+func TestVersionsKeepTheDigestsOfTypesThatDidNotChange(t *testing.T) {
+	prev := &analysis{types: []sorted{{typeURL: "type.example/A"}, {typeURL: "type.example/B"}}}
+	for i := range 100 {
+		st := &prev.types[i%2]
+		st.names = append(st.names, fmt.Sprint(i))
+		f := &facts{}
+		f.digest[0] = byte(i)
+		st.facts = append(st.facts, f)
+	}
+	_, prev.digests = prev.versions(nil)
+	next := &analysis{types: []sorted{prev.types[0], prev.types[1]}}
+	next.types[1].facts = append([]*facts(nil), prev.types[1].facts...)
+	changed := &facts{}
+	changed.digest[0] = 0xff
+	next.types[1].facts[3] = changed
+	reused, digests := next.versions(prev)
+	if reused != oneShotVersion(next) {
+		t.Fatalf("version %s with reuse, %s hashed whole", reused, oneShotVersion(next))
+	}
+	if digests["type.example/A"] != prev.digests["type.example/A"] {
+		t.Error("the unchanged type's digest changed")
+	}
+	if digests["type.example/B"] == prev.digests["type.example/B"] {
+		t.Error("the changed type kept its digest")
+	}
+	prev.digests["type.example/A"] = [32]byte{1} // a reused digest is prev's, not recomputed
+	if _, d := next.versions(prev); d["type.example/A"] != [32]byte{1} {
+		t.Error("the unchanged type was hashed again")
+	}
 }
 
 // TestSortByNameOrdersAndRefusesDuplicates sorts resources handed over out of order and
