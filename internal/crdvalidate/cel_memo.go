@@ -207,15 +207,11 @@ func (m *celMemo) put(key celMemoKey, cost int64) {
 	}
 }
 
-// valueKey is an exact, unambiguous encoding of a decoded JSON value: a type letter
-// before every value, lengths before strings and collections, map keys sorted. Two
-// values have the same key only if they are equal (as CEL sees them: the decoder's
-// int64 and float64 stay apart). It is not exact, and must not be used, when v holds
-// something the JSON decoder does not make.
-func valueKey(v any) ([]byte, bool) {
-	return appendValueKey(nil, v)
-}
-
+// appendValueKey appends an exact, unambiguous encoding of a decoded JSON value: a type
+// letter before every value, lengths before strings and collections, map keys sorted.
+// Two values have the same encoding only if they are equal (as CEL sees them: the
+// decoder's int64 and float64 stay apart). It is not exact (false), and must not be
+// used, when v holds something the JSON decoder does not make.
 func appendValueKey(b []byte, v any) ([]byte, bool) {
 	switch v := v.(type) {
 	case nil:

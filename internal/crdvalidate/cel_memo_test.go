@@ -8,7 +8,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 )
 
-// TestValueKeysTellValuesApart: the remembered acceptances are keyed by valueKey, so two
+// TestValueKeysTellValuesApart: the remembered acceptances are keyed by appendValueKey, so two
 // values CEL could tell apart must never share a key, and a key must not depend on Go's
 // map order.
 func TestValueKeysTellValuesApart(t *testing.T) {
@@ -30,8 +30,8 @@ func TestValueKeysTellValuesApart(t *testing.T) {
 	}
 	for _, c := range different {
 		t.Run(c.name, func(t *testing.T) {
-			a, okA := valueKey(c.a)
-			b, okB := valueKey(c.b)
+			a, okA := appendValueKey(nil, c.a)
+			b, okB := appendValueKey(nil, c.b)
 			if !okA || !okB {
 				t.Fatalf("decoded JSON values must have exact keys (%v, %v)", okA, okB)
 			}
@@ -47,9 +47,9 @@ func TestValueKeysIgnoreMapOrder(t *testing.T) {
 	for _, k := range []string{"q", "w", "e", "r", "t", "y", "u", "i", "o", "p"} {
 		m[k] = k
 	}
-	first, _ := valueKey(m)
+	first, _ := appendValueKey(nil, m)
 	for range 20 {
-		if again, _ := valueKey(m); string(again) != string(first) {
+		if again, _ := appendValueKey(nil, m); string(again) != string(first) {
 			t.Fatalf("the key of one map changed: %q then %q", first, again)
 		}
 	}
@@ -59,7 +59,7 @@ func TestValueKeysIgnoreMapOrder(t *testing.T) {
 // struct) has no exact key, so nothing is remembered for it.
 func TestValuesNotFromJSONAreNotRemembered(t *testing.T) {
 	for _, v := range []any{1, map[string]any{"a": 1}, []any{struct{}{}}} {
-		if _, exact := valueKey(v); exact {
+		if _, exact := appendValueKey(nil, v); exact {
 			t.Errorf("%#v has an exact key", v)
 		}
 	}
