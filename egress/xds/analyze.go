@@ -34,6 +34,9 @@ type facts struct {
 	version string
 	secrets []string
 	refs    []string // "<type URL> <name>", sorted
+	// hosts are the facts of a route table's virtual hosts, by message
+	// (route_table_facts.go); nil for every other resource.
+	hosts map[*routev3.VirtualHost]*hostFacts
 }
 
 // sorted is the resources of one type in name order, with their facts.
@@ -68,20 +71,23 @@ func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, err
 	a := &analysis{}
 	var todo []slot
 	var unknown []types.Resource
+	var hints []*facts
 	for _, typeURL := range slices.Sorted(maps.Keys(byType)) {
 		st, err := sortByName(typeURL, byType[typeURL])
 		if err != nil {
 			return nil, err
 		}
-		st.reuseFacts(prev.ofType(typeURL))
+		last := prev.ofType(typeURL)
+		st.reuseFacts(last)
 		for i, f := range st.facts {
 			if f == nil {
 				todo, unknown = append(todo, slot{len(a.types), i}), append(unknown, st.items[i])
+				hints = append(hints, last.factsNamed(st.names[i]))
 			}
 		}
 		a.types = append(a.types, st)
 	}
-	learnt, err := parallelFacts(unknown)
+	learnt, err := parallelFacts(unknown, hints)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +106,17 @@ func (a *analysis) ofType(typeURL string) *sorted {
 		if a.types[i].typeURL == typeURL {
 			return &a.types[i]
 		}
+	}
+	return nil
+}
+
+// factsNamed returns the facts of the resource named name, or nil.
+func (st *sorted) factsNamed(name string) *facts {
+	if st == nil {
+		return nil
+	}
+	if i, ok := slices.BinarySearch(st.names, name); ok {
+		return st.facts[i]
 	}
 	return nil
 }
@@ -163,8 +180,9 @@ func (st *sorted) sortByName() {
 	st.names, st.items = names, items
 }
 
-// parallelFacts learns the facts of rs on every CPU.
-func parallelFacts(rs []types.Resource) ([]*facts, error) {
+// parallelFacts learns the facts of rs on every CPU; hints[i] are the facts of the
+// resource rs[i] replaces (nil for none), whose parts factsOf may reuse.
+func parallelFacts(rs []types.Resource, hints []*facts) ([]*facts, error) {
 	out := make([]*facts, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/64))
 	errs := make([]error, workers)
@@ -172,7 +190,7 @@ func parallelFacts(rs []types.Resource) ([]*facts, error) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(rs); i += workers {
-				f, err := factsOf(rs[i])
+				f, err := factsOf(rs[i], hints[i])
 				if err != nil {
 					errs[w] = err
 					return
@@ -228,8 +246,12 @@ func (e invalidResource) Error() string        { return e.err.Error() }
 func (e invalidResource) Unwrap() error        { return e.err }
 func (e invalidResource) Is(target error) bool { return target == ErrInvalidResource }
 
-// factsOf validates r and learns its facts.
-func factsOf(r types.Resource) (*facts, error) {
+// factsOf validates r and learns its facts; a route table takes those of its virtual
+// hosts that hint, the facts of the table it replaces, learnt.
+func factsOf(r types.Resource, hint *facts) (*facts, error) {
+	if rc, ok := r.(*routev3.RouteConfiguration); ok {
+		return tableFacts(rc, hint)
+	}
 	what := fmt.Sprintf("%s %q", r.ProtoReflect().Descriptor().Name(), cachev3.GetResourceName(r))
 	if err := validate(r); err != nil {
 		return nil, err
@@ -241,7 +263,7 @@ func factsOf(r types.Resource) (*facts, error) {
 	f := &facts{digest: sha256.Sum256(b)}
 	f.version = hex.EncodeToString(f.digest[:])
 	switch r.(type) {
-	case *listenerv3.Listener, *clusterv3.Cluster, *routev3.RouteConfiguration:
+	case *listenerv3.Listener, *clusterv3.Cluster:
 	default:
 		return f, nil // endpoints and secrets reference nothing
 	}

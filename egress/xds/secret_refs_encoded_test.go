@@ -77,25 +77,9 @@ func collectEncoded(t *testing.T, m proto.Message, names map[string]bool) error 
 // stream routes, the forward proxy) and checks that reading each resource encoded finds
 // the secret references decoding it whole finds.
 func TestSecretReferencesReadEncodedAreThoseDecoded(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "envoyconfig", "testdata", "*.in.yaml"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no envoyconfig golden inputs: %v", err)
-	}
 	referencing := 0
-	for _, p := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(p), ".in.yaml"), func(t *testing.T) {
-			raw, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var gw ir.Gateway
-			if err := yaml.UnmarshalStrict(raw, &gw); err != nil {
-				t.Fatal(err)
-			}
-			out, err := envoyconfig.Build(gw, envoyconfig.Options{SystemCAFile: "/etc/ssl/certs/ca-certificates.crt"})
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
+	for name, out := range goldenBuilds(t) {
+		t.Run(name, func(t *testing.T) {
 			var msgs []proto.Message
 			for _, l := range out.Listeners {
 				msgs = append(msgs, l)
@@ -124,6 +108,34 @@ func TestSecretReferencesReadEncodedAreThoseDecoded(t *testing.T) {
 	if referencing == 0 {
 		t.Error("no golden resource references a secret: the comparison proved nothing")
 	}
+}
+
+// goldenBuilds builds every IR of envoyconfig's golden tests (TLS origination, client
+// certificates, tenant tables and their caller matchers, stream routes, the forward
+// proxy), by golden name.
+func goldenBuilds(t *testing.T) map[string]envoyconfig.Resources {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "envoyconfig", "testdata", "*.in.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no envoyconfig golden inputs: %v", err)
+	}
+	builds := make(map[string]envoyconfig.Resources, len(paths))
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gw ir.Gateway
+		if err := yaml.UnmarshalStrict(raw, &gw); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out, err := envoyconfig.Build(gw, envoyconfig.Options{SystemCAFile: "/etc/ssl/certs/ca-certificates.crt"})
+		if err != nil {
+			t.Fatalf("%s: Build: %v", p, err)
+		}
+		builds[strings.TrimSuffix(filepath.Base(p), ".in.yaml")] = out
+	}
+	return builds
 }
 
 // TestSecretReferencesInNestedAnys covers what the builder's output may not: an Any
