@@ -3,6 +3,7 @@ package dnsguard
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -56,11 +57,13 @@ type Store struct {
 	gen      uint64
 	changed  map[string]struct{}
 	// version counts changes to entries; snap is the Addresses answer made at
-	// snapVersion, good until snapUntil.
+	// snapVersion, good until snapUntil; dirty are the names changed since (only while
+	// there is a snap).
 	version     uint64
 	snap        egress.Addresses
 	snapVersion uint64
 	snapUntil   time.Time
+	dirty       map[string]struct{}
 
 	changes chan struct{}
 	// answered is closed, and replaced, whenever a name gets its first answer
@@ -204,7 +207,7 @@ func (s *Store) trackLocked(n string) bool {
 		return false
 	}
 	s.gen++
-	s.version++
+	s.touchLocked(n)
 	e := &entry{name: n, gen: s.gen, res: egress.Resolution{State: egress.ResolutionPending}}
 	s.entries[n] = e
 	s.scheduleLocked(e, s.clock.Now())
@@ -214,7 +217,7 @@ func (s *Store) trackLocked(n string) bool {
 
 func (s *Store) untrackLocked(n string) {
 	if _, ok := s.entries[n]; ok {
-		s.version++
+		s.touchLocked(n)
 		delete(s.entries, n)
 		delete(s.changed, n)
 		s.metrics.setTracked(len(s.entries))
@@ -239,24 +242,71 @@ func (s *Store) Names() []string {
 // deadline at which a view would change (a stale set's grace, a resolved set's TTL plus
 // the grace): translating on every change used to copy ten thousand resolutions each
 // time, and comparing two answers is a pointer comparison while nothing changed
-// (SameAddresses).
+// (SameAddresses). A new map is the last one with the names changed since patched in
+// (refreshes alone change ten thousand names' entries every TTL, so at 10,000 names the
+// map was made anew on nearly every call: 2 x 10,000 allocations); only a deadline
+// passed makes it anew from every entry.
 func (s *Store) Addresses() egress.Addresses {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	if s.snap != nil && s.snapVersion == s.version && now.Before(s.snapUntil) {
-		return s.snap
+	switch {
+	case s.snap != nil && s.snapVersion == s.version && now.Before(s.snapUntil):
+	case s.snap != nil && now.Before(s.snapUntil):
+		s.snap, s.snapUntil = s.patchedViewLocked(now)
+	default:
+		s.snap, s.snapUntil = s.viewAllLocked(now)
 	}
+	s.snapVersion = s.version
+	clear(s.dirty)
+	return s.snap
+}
+
+// viewAllLocked views every entry, and says until when the view holds.
+func (s *Store) viewAllLocked(now time.Time) (egress.Addresses, time.Time) {
 	out := make(egress.Addresses, len(s.entries))
 	until := farFuture
 	for n, e := range s.entries {
 		out[n] = s.viewLocked(e, now)
-		if d, ok := viewDeadline(e, s.grace); ok && now.Before(d) && d.Before(until) {
-			until = d
-		}
+		until = s.holdsUntil(e, now, until)
 	}
-	s.snap, s.snapVersion, s.snapUntil = out, s.version, until
-	return out
+	return out, until
+}
+
+// patchedViewLocked is a copy of the last view with the dirty names viewed again; the
+// others' views hold until the last view's deadline, which now has not reached.
+func (s *Store) patchedViewLocked(now time.Time) (egress.Addresses, time.Time) {
+	out, until := maps.Clone(s.snap), s.snapUntil
+	for n := range s.dirty {
+		e, ok := s.entries[n]
+		if !ok {
+			delete(out, n)
+			continue
+		}
+		out[n] = s.viewLocked(e, now)
+		until = s.holdsUntil(e, now, until)
+	}
+	return out, until
+}
+
+// holdsUntil is until, or e's view deadline if that comes first.
+func (s *Store) holdsUntil(e *entry, now, until time.Time) time.Time {
+	if d, ok := viewDeadline(e, s.grace); ok && now.Before(d) && d.Before(until) {
+		return d
+	}
+	return until
+}
+
+// touchLocked records that name's entry changed (or went): a new version, and a name
+// the next Addresses views again.
+func (s *Store) touchLocked(name string) {
+	s.version++
+	if s.snap != nil {
+		if s.dirty == nil {
+			s.dirty = map[string]struct{}{}
+		}
+		s.dirty[name] = struct{}{}
+	}
 }
 
 // farFuture is the deadline of a view no clock changes.

@@ -127,7 +127,7 @@ func (s *Store) apply(j job, res Result) {
 	}
 	now := s.clock.Now()
 	e.inflight = false
-	s.version++ // every branch below changes the resolution or its deadlines
+	s.touchLocked(e.name) // every branch below changes the resolution or its deadlines
 	old := e.res
 	switch {
 	case res.State == egress.ResolutionResolved:
@@ -200,7 +200,7 @@ func (s *Store) expireStaleLocked(e *entry, now time.Time) {
 	}
 	e.res = s.droppedResolution(msg)
 	e.goodUntil, e.staleUntil, e.dropped = time.Time{}, time.Time{}, true
-	s.version++
+	s.touchLocked(e.name)
 	s.cancelExpiryLocked(e)
 	s.markChangedLocked(e.name)
 }

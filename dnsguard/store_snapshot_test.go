@@ -1,7 +1,11 @@
 package dnsguard
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -43,5 +47,78 @@ func TestAddressesIsOneMapUntilSomethingChanges(t *testing.T) {
 	s.Untrack(name)
 	if _, ok := s.Addresses()[name]; ok {
 		t.Fatal("an untracked name is still in the map")
+	}
+}
+
+// TestPatchedAddressesAreAFreshView runs 3,000 seeded steps on a Store without its
+// workers (names tracked and untracked, answers, failures, refusals, the clock moving,
+// expiries) and after each compares Addresses, which patches its last map with the
+// names changed since, with a view of every entry made from nothing; each map handed
+// out must also stay as it was handed out.
+func TestPatchedAddressesAreAFreshView(t *testing.T) {
+	cfg := testConfig(dnstest.NewServer(t).Addr())
+	clk := testingclock.NewFakeClock(epoch)
+	s := NewStore(newTestResolver(t, cfg), cfg, StoreOptions{Clock: clk, Workers: 1})
+	rng := rand.New(rand.NewPCG(7, 11))
+	names := make([]string, 40)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%d.example.com", i)
+	}
+	addrs := []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("93.184.216.35"), netip.MustParseAddr("2606:2800::1")}
+	var handed []egress.Addresses
+	var copies []egress.Addresses
+	patched := 0
+	for step := range 3000 {
+		name := names[rng.IntN(len(names))]
+		switch op := rng.IntN(10); {
+		case op == 0:
+			s.Untrack(name)
+		case op <= 2:
+			s.Track(name)
+		case op <= 5:
+			applyTo(s, name, Result{State: egress.ResolutionResolved, TTL: time.Duration(1+rng.IntN(120)) * time.Second,
+				Vetted: addrs[:1+rng.IntN(len(addrs))]})
+		case op == 6:
+			applyTo(s, name, Result{State: egress.ResolutionFailed, Transient: true, Message: "timeout"})
+		case op == 7:
+			applyTo(s, name, Result{State: egress.ResolutionFailed, Final: rng.IntN(2) == 0, Message: "refused"})
+		case op == 8:
+			clk.Step(time.Duration(rng.IntN(90)) * time.Second)
+			s.expireDue()
+		}
+		if rng.IntN(3) == 0 {
+			continue // several changes between two reads
+		}
+		before := s.snap
+		got := s.Addresses()
+		s.mu.Lock()
+		want, _ := s.viewAllLocked(clk.Now())
+		s.mu.Unlock()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: Addresses differs from a fresh view:\n got %v\nwant %v", step, got, want)
+		}
+		if before != nil && !SameAddresses(before, got) {
+			patched++
+		}
+		handed, copies = append(handed, got), append(copies, maps.Clone(got))
+	}
+	for i := range handed {
+		if !reflect.DeepEqual(handed[i], copies[i]) {
+			t.Fatalf("map %d changed after it was handed out", i)
+		}
+	}
+	if patched < 100 {
+		t.Fatalf("only %d new maps: the steps exercised little", patched)
+	}
+}
+
+// applyTo applies r as the answer to name's current entry, if it is tracked.
+func applyTo(s *Store, name string, r Result) {
+	s.mu.Lock()
+	e := s.entries[name]
+	s.mu.Unlock()
+	if e != nil {
+		r.Name = name
+		s.apply(job{name: name, gen: e.gen}, r)
 	}
 }
