@@ -34,9 +34,11 @@ type facts struct {
 	version string
 	secrets []string
 	refs    []string // "<type URL> <name>", sorted
-	// hosts are the facts of a route table's virtual hosts, by message
-	// (route_table_facts.go); nil for every other resource.
+	// hosts are the facts of a route table's virtual hosts, by message, and wire is the
+	// form of the table go-control-plane serves (route_table_facts.go); nil for every
+	// other resource.
 	hosts map[*routev3.VirtualHost]*hostFacts
+	wire  *routev3.RouteConfiguration
 }
 
 // sorted is the resources of one type in name order, with their facts.

@@ -2,6 +2,7 @@ package xds
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"maps"
 	"slices"
@@ -9,15 +10,16 @@ import (
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 )
 
-// wholeTableFacts is what the facts of a route table were before they were learnt host
-// by host: the SHA-256 of its whole deterministic encoding and the secrets read from it.
-func wholeTableFacts(t *testing.T, rc *routev3.RouteConfiguration) ([sha256.Size]byte, []string) {
+// wholeTableSecrets are the secrets read from a route table's whole encoding, as they
+// were before they were learnt host by host.
+func wholeTableSecrets(t *testing.T, rc *routev3.RouteConfiguration) []string {
 	t.Helper()
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rc)
 	if err != nil {
@@ -27,13 +29,29 @@ func wholeTableFacts(t *testing.T, rc *routev3.RouteConfiguration) ([sha256.Size
 	if err := collectInEncoded(b, rc.ProtoReflect().Descriptor(), refs); err != nil {
 		t.Fatal(err)
 	}
-	return sha256.Sum256(b), slices.Sorted(maps.Keys(refs))
+	return slices.Sorted(maps.Keys(refs))
+}
+
+// onTheWire is what Envoy decodes from m as go-control-plane encodes it, and the
+// SHA-256 of that encoding (the version go-control-plane sends).
+func onTheWire[M proto.Message](t *testing.T, m M) (M, [sha256.Size]byte) {
+	t.Helper()
+	b, err := cachev3.MarshalResource(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := m.ProtoReflect().New().Interface().(M)
+	if err := proto.Unmarshal(b, decoded); err != nil {
+		t.Fatal(err)
+	}
+	return decoded, sha256.Sum256(b)
 }
 
 // TestTableFactsAreTheWholeTables learns the facts of every route table envoyconfig's
 // golden IRs build, host by host, from nothing and again after one host is replaced
-// (the others' facts taken from the first), and compares each with the digest and
-// secrets of the table's whole encoding.
+// (the others' facts taken from the first): the wire form go-control-plane is given
+// must decode to the very table, the digest must be that of its encoding, and the
+// secrets those read from the table's whole encoding.
 func TestTableFactsAreTheWholeTables(t *testing.T) {
 	tables, withSecrets := 0, 0
 	builds := goldenBuilds(t)
@@ -90,11 +108,14 @@ func checkTableFacts(t *testing.T, what string, rc *routev3.RouteConfiguration, 
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	digest, secrets := wholeTableFacts(t, rc)
-	if f.digest != digest {
-		t.Errorf("%s: table %q: digest differs from the SHA-256 of its encoding", what, rc.GetName())
+	decoded, digest := onTheWire(t, f.wire)
+	if !proto.Equal(decoded, rc) {
+		t.Errorf("%s: table %q: the wire form decodes to another table", what, rc.GetName())
 	}
-	if !slices.Equal(f.secrets, secrets) {
+	if f.digest != digest || f.version != hex.EncodeToString(digest[:]) {
+		t.Errorf("%s: table %q: digest or version differs from the SHA-256 of the wire form's encoding", what, rc.GetName())
+	}
+	if secrets := wholeTableSecrets(t, rc); !slices.Equal(f.secrets, secrets) {
 		t.Errorf("%s: table %q: secrets %v, the encoding references %v", what, rc.GetName(), f.secrets, secrets)
 	}
 	return f

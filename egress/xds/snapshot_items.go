@@ -38,7 +38,7 @@ func (a *analysis) indexItems(prev *analysis) {
 			delete(items, name)
 		}
 		for _, name := range dirty {
-			items[name] = types.ResourceWithTTL{Resource: st.items[st.index(name)]}
+			items[name] = types.ResourceWithTTL{Resource: st.served(st.index(name))}
 		}
 		a.items[st.typeURL] = items
 	}
@@ -63,9 +63,18 @@ func (a *analysis) itemsOf(typeURL string) map[string]types.ResourceWithTTL {
 func indexSorted(st *sorted) map[string]types.ResourceWithTTL {
 	items := make(map[string]types.ResourceWithTTL, len(st.names))
 	for i, name := range st.names {
-		items[name] = types.ResourceWithTTL{Resource: st.items[i]}
+		items[name] = types.ResourceWithTTL{Resource: st.served(i)}
 	}
 	return items
+}
+
+// served is the form of resource i go-control-plane is given to serve: its wire form if
+// it has one (a route table), else the resource.
+func (st *sorted) served(i int) types.Resource {
+	if f := st.facts[i]; f != nil && f.wire != nil {
+		return f.wire
+	}
+	return st.items[i]
 }
 
 // index is the position of a name st has (its names are sorted).
