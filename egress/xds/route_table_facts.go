@@ -48,13 +48,10 @@ func tableFacts(rc *routev3.RouteConfiguration, prev *facts) (*facts, error) {
 	if err := head.ValidateAll(); err != nil {
 		return nil, validate(rc)
 	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(head)
-	if err != nil {
-		return nil, fmt.Errorf("marshal route configuration %q: %w", rc.GetName(), err)
-	}
 	refs := map[string]bool{}
-	if err := collectInEncoded(b, head.ProtoReflect().Descriptor(), refs); err != nil {
-		return nil, fmt.Errorf("route configuration %q: %w", rc.GetName(), err)
+	b, err := encodeFindingSecrets(head, fmt.Sprintf("route configuration %q", rc.GetName()), refs)
+	if err != nil {
+		return nil, err
 	}
 	f := &facts{hosts: make(map[*routev3.VirtualHost]*hostFacts, len(rc.GetVirtualHosts()))}
 	var fields []byte
@@ -99,19 +96,29 @@ func virtualHostFacts(vh *routev3.VirtualHost) (*hostFacts, error) {
 	if err := vh.ValidateAll(); err != nil {
 		return nil, err
 	}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(vh)
-	if err != nil {
-		return nil, fmt.Errorf("marshal virtual host %q: %w", vh.GetName(), err)
-	}
 	refs := map[string]bool{}
-	if err := collectInEncoded(b, vh.ProtoReflect().Descriptor(), refs); err != nil {
-		return nil, fmt.Errorf("virtual host %q: %w", vh.GetName(), err)
+	b, err := encodeFindingSecrets(vh, fmt.Sprintf("virtual host %q", vh.GetName()), refs)
+	if err != nil {
+		return nil, err
 	}
 	hf := &hostFacts{encoded: b}
 	if len(refs) > 0 {
 		hf.secrets = slices.Sorted(maps.Keys(refs))
 	}
 	return hf, nil
+}
+
+// encodeFindingSecrets encodes m deterministically and adds the secrets it references
+// over ADS to refs; what names m in errors.
+func encodeFindingSecrets(m proto.Message, what string, refs map[string]bool) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", what, err)
+	}
+	if err := collectInEncoded(b, m.ProtoReflect().Descriptor(), refs); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return b, nil
 }
 
 // tableHead is rc without its virtual hosts: a new message sharing every other field's
