@@ -437,6 +437,9 @@ func union(a, b map[string]bool) map[string]bool {
 // cluster and the error); the condition's transition also makes a Warning event. A
 // Service's cluster has no status of its own; Envoy's own log names it.
 func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, what string) {
+	if len(why) == 0 { // nearly always: spares a unit name made for each cluster
+		return
+	}
 	for _, c := range gw.Clusters {
 		err := why[clusterUnit+c.Name]
 		if err == nil || c.Origin.Kind != ir.OriginBackend {

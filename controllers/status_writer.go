@@ -30,8 +30,10 @@ type statusWriter struct {
 	// events receives an Event per condition that turns False or recovers
 	// (status_events.go); nil emits none.
 	events record.EventRecorder
-	// gathered are the objects of the translation being written, verified what the
-	// stored statuses were last found to say (status_gathered.go).
+	// gathered are the objects of the translation written last, verified what the
+	// stored statuses were last found to say (status_gathered.go). Only a reconcile's
+	// write and its Backend generations (programmed.go) use them: reconciles never run at
+	// once.
 	gathered gatheredIndex
 	verified verifiedStatuses
 }
@@ -45,8 +47,7 @@ type statusWriter struct {
 // handing out objects and reports that it yielded; the objects left are written by the
 // next write, from a newer translation (status_yield.go).
 func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *egress.Resources, yield func() bool) (yielded bool, err error) {
-	w.gathered = indexGathered(res)
-	defer func() { w.gathered = nil }()
+	w.gathered.update(res)
 	q := newWriteQueue(statusWorkers, yield)
 	defer func() {
 		// A write cut short saw only some objects: what it did not see stays verified.
@@ -150,7 +151,7 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 // update asks again, with a merge when this says no.
 func (w *statusWriter) verifiedAlready(t reflect.Type, key string, want any) bool {
 	k := gatheredKey{t, parseKey(key)}
-	g, ok := w.gathered[k]
+	g, ok := w.gathered.find(k)
 	return ok && w.verified.says(k, g.GetResourceVersion(), want)
 }
 
