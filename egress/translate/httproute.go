@@ -189,7 +189,7 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 			route := base
 			route.Name = routeName + "/rule/" + strconv.Itoa(i) + "/match/" + strconv.Itoa(j)
 			route.Match = convertMatch(m)
-			entries = append(entries, routeEntry{route: r, rule: i, match: j, ir: route})
+			entries = append(entries, routeEntry{route: originOf(r), rule: i, match: j, ir: route})
 		}
 	}
 	return entries, resolved, nil

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -114,9 +116,23 @@ func stringMatchType[T ~string](t *T) ir.StringMatchType {
 
 // routeEntry is one IR route with what ordering needs to know about where it came from.
 type routeEntry struct {
-	route       *gwapiv1.HTTPRoute
+	route       routeOrigin
 	rule, match int
 	ir          ir.Route
+}
+
+// routeOrigin is what ordering and tenancy read of the HTTPRoute an entry came from: its
+// name and creation time, copied. Route sides keep their entries from one translation to
+// the next (route_side.go), and a pointer to the route itself kept alive the whole
+// gathered list it sat in: at 10,000 routes, every HTTPRoute list the manager had
+// gathered while they were created (96 lists, some 170 MB of a 400 MB heap).
+type routeOrigin struct {
+	name    types.NamespacedName
+	created metav1.Time
+}
+
+func originOf(r *gwapiv1.HTTPRoute) routeOrigin {
+	return routeOrigin{name: nameOf(r), created: r.CreationTimestamp}
 }
 
 // sortByPrecedence orders routes as Gateway API requires: exact paths first, then regular
@@ -141,10 +157,10 @@ func sortByPrecedence(entries []*routeEntry) {
 		if qa, qb := len(a.ir.Match.QueryParams), len(b.ir.Match.QueryParams); qa != qb {
 			return qa > qb
 		}
-		if ta, tb := a.route.CreationTimestamp, b.route.CreationTimestamp; !ta.Equal(&tb) {
+		if ta, tb := a.route.created, b.route.created; !ta.Equal(&tb) {
 			return ta.Before(&tb)
 		}
-		if na, nb := nameOf(a.route), nameOf(b.route); na != nb {
+		if na, nb := a.route.name, b.route.name; na != nb {
 			return lessName(na, nb)
 		}
 		if a.rule != b.rule {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwapiv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -34,8 +35,7 @@ func TestRouteCallersFollowGrantsThatNameRoutes(t *testing.T) {
 		{"team-x", "api", []string{"team-x"}},
 	}
 	for _, c := range cases {
-		r := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: c.namespace, Name: c.route}}
-		if got := tr.routeCallers(r); !slices.Equal(got, c.want) {
+		if got := tr.routeCallers(types.NamespacedName{Namespace: c.namespace, Name: c.route}); !slices.Equal(got, c.want) {
 			t.Errorf("callers of %s/%s = %v, want %v", c.namespace, c.route, got, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -83,7 +84,7 @@ func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[stri
 	byNS := map[string]map[string][]*routeEntry{}
 	for d, entries := range hosts {
 		for _, e := range entries {
-			for _, ns := range t.routeCallers(e.route) {
+			for _, ns := range t.routeCallers(e.route.name) {
 				if byNS[ns] == nil {
 					byNS[ns] = map[string][]*routeEntry{}
 				}
@@ -119,7 +120,7 @@ func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[stri
 // namespace unless one of its grants names routes one by one, so it is remembered per
 // namespace, and per route only there: ten thousand routes in a few namespaces make a
 // few lists, not ten thousand.
-func (t *translator) routeCallers(r *gwapiv1.HTTPRoute) []string {
+func (t *translator) routeCallers(r types.NamespacedName) []string {
 	key := callersKey{namespace: r.Namespace}
 	if t.namesRoutes(r.Namespace) {
 		key.name = r.Name
