@@ -3,6 +3,7 @@ package controllers
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,24 +81,43 @@ func (l versionLogs) find(gateway, version string) *versionContent {
 }
 
 // contentOf is what a Gateway's new snapshot carries: its generation and the generation
-// of every usable Backend its routes reach.
-func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, gens generations) versionContent {
-	c := versionContent{backends: map[string]int64{}}
+// of every usable Backend its routes reach. When the Backends' generations are those of
+// the version published last (prev), their map is that version's: the log keeps up to
+// maxVersions versions per Gateway, and a map of 10,000 Backends made for each was 18 MB
+// of the manager's live heap, for contents that mostly repeat.
+func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, gens generations, prev *versionContent) versionContent {
+	c := versionContent{}
 	if obj != nil {
 		c.gateway = obj.Generation
 	}
+	n, same := 0, prev != nil
+	carried(gateway, result, func(key string) {
+		n++
+		if same {
+			g, ok := prev.backends[key]
+			same = ok && g == gens(key)
+		}
+	})
+	if same && n == len(prev.backends) {
+		c.backends = prev.backends
+		return c
+	}
+	c.backends = make(map[string]int64, n)
+	carried(gateway, result, func(key string) { c.backends[key] = gens(key) })
+	return c
+}
+
+// carried calls f with every usable Backend the Gateway's routes reach.
+func carried(gateway string, result translate.Result, f func(key string)) {
 	for key, gws := range result.BackendGateways {
 		st := result.Statuses.Backends[key]
 		if st == nil || !backendUsable(st) {
 			continue
 		}
-		for _, gw := range gws {
-			if gw == gateway {
-				c.backends[key] = gens(key)
-			}
+		if slices.Contains(gws, gateway) {
+			f(key)
 		}
 	}
-	return c
 }
 
 // heldContent is what a version carries while the routes are held back (staging.go):

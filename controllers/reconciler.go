@@ -292,7 +292,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			if !held {
 				// After Publish, off the way of the change: the refusals above touch
 				// Programmed only, never the usability contentOf reads.
-				content = contentOf(gw.Name, obj, result, gens)
+				content = contentOf(gw.Name, obj, result, gens, r.versions.latest(gw.Name))
 			}
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw
