@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"maps"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -100,12 +101,7 @@ func (l *gatheredLists) awaitReleased() []string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	kept := make([]string, 0, len(l.remaining))
-	for kind := range l.remaining {
-		kept = append(kept, kind)
-	}
-	slices.Sort(kept)
-	return kept
+	return slices.Sorted(maps.Keys(l.remaining))
 }
 
 // regather replaces every non-empty list of res with a copy, as a gather makes new
