@@ -70,7 +70,7 @@ func (r *Reconciler) localFleets() map[string]fleetReport {
 		if fs := r.localFleetState(key, nil); fs.running != nil {
 			fr.Accepted = true
 			for _, c := range fs.running {
-				fr.Running = append(fr.Running, reportedContent{Gateway: c.gateway, Backends: c.backends})
+				fr.Running = append(fr.Running, reportedContent{Gateway: c.gateway, Backends: c.backends.all()})
 			}
 		}
 		if fr.Envoys > 0 || fr.Rejection != "" {
@@ -165,7 +165,7 @@ func (fs fleetState) withPeers(peers []fleetReport) fleetState {
 			complete = false
 		}
 		for _, c := range p.Running {
-			fs.running = append(fs.running, &versionContent{gateway: c.Gateway, backends: c.Backends})
+			fs.running = append(fs.running, &versionContent{gateway: c.Gateway, backends: generationsOf(c.Backends)})
 		}
 	}
 	if !complete {

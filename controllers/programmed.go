@@ -30,7 +30,7 @@ const maxVersions = 32
 // versionContent is what one published version carries.
 type versionContent struct {
 	gateway  int64
-	backends map[string]int64
+	backends versionGenerations
 }
 
 type versionEntry struct {
@@ -81,29 +81,20 @@ func (l versionLogs) find(gateway, version string) *versionContent {
 }
 
 // contentOf is what a Gateway's new snapshot carries: its generation and the generation
-// of every usable Backend its routes reach. When the Backends' generations are those of
-// the version published last (prev), their map is that version's: the log keeps up to
-// maxVersions versions per Gateway, and a map of 10,000 Backends made for each was 18 MB
-// of the manager's live heap, for contents that mostly repeat.
+// of every usable Backend its routes reach, built on those of the version published last
+// (prev; version_generations.go).
 func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, gens generations, prev *versionContent) versionContent {
 	c := versionContent{}
 	if obj != nil {
 		c.gateway = obj.Generation
 	}
-	n, same := 0, prev != nil
-	carried(gateway, result, func(key string) {
-		n++
-		if same {
-			g, ok := prev.backends[key]
-			same = ok && g == gens(key)
-		}
-	})
-	if same && n == len(prev.backends) {
-		c.backends = prev.backends
-		return c
+	var last versionGenerations
+	if prev != nil {
+		last = prev.backends
 	}
-	c.backends = make(map[string]int64, n)
-	carried(gateway, result, func(key string) { c.backends[key] = gens(key) })
+	c.backends = nextGenerations(last, func(f func(key string, generation int64)) {
+		carried(gateway, result, func(key string) { f(key, gens(key)) })
+	})
 	return c
 }
 
@@ -263,7 +254,7 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 func backendState(key string, generation int64, gateways []string, fleets map[string]fleetState, gatewayStates map[string]programState, acks ackMessages) programState {
 	out := programState{ok: len(gateways) > 0, reason: xds.ReasonProgrammed, message: acks.of(gateways)}
 	for _, gw := range gateways {
-		if fleets[gw].inForce(func(c *versionContent) bool { g, ok := c.backends[key]; return ok && g == generation }) {
+		if fleets[gw].inForce(func(c *versionContent) bool { g, ok := c.backends.get(key); return ok && g == generation }) {
 			continue
 		}
 		st := gatewayStates[gw]

@@ -1,7 +1,11 @@
 package controllers
 
 import (
+	"maps"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,11 +14,12 @@ import (
 	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
-// TestVersionContentSharesTheLastMapOnlyWhenEqual checks contentOf against the version
-// published last: the same Backends at the same generations reuse its map; a new
-// generation, a Backend gone or no longer usable, or one more Backend each get a map of
-// their own with what the new snapshot carries.
-func TestVersionContentSharesTheLastMapOnlyWhenEqual(t *testing.T) {
+// TestVersionContentBuildsOnTheLastVersion checks contentOf against the version
+// published last: the same Backends at the same generations reuse its generations
+// whole; a new generation or one more Backend share its base map and list what differs;
+// a Backend gone or no longer usable gets a base of its own. Each carries exactly the
+// usable Backends at their generations.
+func TestVersionContentBuildsOnTheLastVersion(t *testing.T) {
 	usable := &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
 		{Type: egressv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue},
 		{Type: egressv1alpha1.ConditionResolvedRefs, Status: metav1.ConditionTrue},
@@ -39,26 +44,88 @@ func TestVersionContentSharesTheLastMapOnlyWhenEqual(t *testing.T) {
 		statuses map[string]*egressv1alpha1.BackendStatus
 		gens     map[string]int64
 		want     map[string]int64
-		shared   bool
+		base     string // "same": the last version's base map; "new": one of its own
+		delta    int
 	}{
-		{"same Backends, same generations", two, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1, "ns/b": 4}, true},
-		{"a new generation", two, map[string]int64{"ns/a": 2, "ns/b": 4}, map[string]int64{"ns/a": 2, "ns/b": 4}, false},
-		{"a Backend gone", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable}, map[string]int64{"ns/a": 1}, map[string]int64{"ns/a": 1}, false},
-		{"a Backend no longer usable", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": unusable}, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1}, false},
-		{"one more Backend", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": usable, "ns/c": usable}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, false},
+		{"same Backends, same generations", two, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1, "ns/b": 4}, "same", 0},
+		{"a new generation", two, map[string]int64{"ns/a": 2, "ns/b": 4}, map[string]int64{"ns/a": 2, "ns/b": 4}, "same", 1},
+		{"one more Backend", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": usable, "ns/c": usable}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, "same", 1},
+		{"a Backend gone", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable}, map[string]int64{"ns/a": 1}, map[string]int64{"ns/a": 1}, "new", 0},
+		{"a Backend no longer usable", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": unusable}, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1}, "new", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := contentOf("egress", nil, result(c.statuses), gens(c.gens), &last)
-			if !reflect.DeepEqual(got.backends, c.want) {
-				t.Errorf("backends = %v, want %v", got.backends, c.want)
+			got := contentOf("egress", nil, result(c.statuses), gens(c.gens), &last).backends
+			if !reflect.DeepEqual(got.all(), c.want) || got.n != len(c.want) {
+				t.Errorf("generations = %v (%d), want %v", got.all(), got.n, c.want)
 			}
-			if shared := reflect.ValueOf(got.backends).UnsafePointer() == reflect.ValueOf(last.backends).UnsafePointer(); shared != c.shared {
-				t.Errorf("shares the last version's map: %v, want %v", shared, c.shared)
+			if base := map[bool]string{true: "same", false: "new"}[sameMap(got.base, last.backends.base)]; base != c.base || len(got.delta) != c.delta {
+				t.Errorf("base map %s with %d entries of delta, want %s with %d", base, len(got.delta), c.base, c.delta)
 			}
 		})
 	}
-	if want := map[string]int64{"ns/a": 1, "ns/b": 4}; !reflect.DeepEqual(last.backends, want) {
-		t.Errorf("the last version's map changed to %v, want %v", last.backends, want)
+	if want := map[string]int64{"ns/a": 1, "ns/b": 4}; !reflect.DeepEqual(last.backends.all(), want) {
+		t.Errorf("the last version's generations changed to %v, want %v", last.backends.all(), want)
 	}
+}
+
+// TestVersionGenerationsFollowRandomEdits walks 600 versions of random edits (a new
+// generation, a Backend added or removed) and compares each version, and each of the
+// versions still kept, with plain maps: a version's generations never change once made,
+// and its delta stays within maxDelta.
+func TestVersionGenerationsFollowRandomEdits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	model := map[string]int64{}
+	for i := range 200 {
+		model["ns/b"+strconv.Itoa(i)] = 1
+	}
+	type kept struct {
+		gens versionGenerations
+		want map[string]int64
+	}
+	var log []kept
+	var last versionGenerations
+	for v := range 600 {
+		edit(rng, model)
+		last = nextGenerations(last, func(f func(string, int64)) {
+			for _, k := range slices.Sorted(maps.Keys(model)) {
+				f(k, model[k])
+			}
+		})
+		if len(last.delta) > maxDelta(last.n) {
+			t.Fatalf("version %d: %d entries of delta for %d Backends", v, len(last.delta), last.n)
+		}
+		log = append(log, kept{last, maps.Clone(model)})
+		if len(log) > maxVersions {
+			log = log[1:]
+		}
+		for i, k := range log {
+			if got := k.gens.all(); !reflect.DeepEqual(got, k.want) || k.gens.n != len(k.want) {
+				t.Fatalf("version %d, kept version %d: generations %v (%d), want %v", v, i, got, k.gens.n, k.want)
+			}
+			for key, want := range k.want {
+				if got, ok := k.gens.get(key); !ok || got != want {
+					t.Fatalf("version %d, kept version %d: %s at %d (%v), want %d", v, i, key, got, ok, want)
+				}
+			}
+		}
+	}
+}
+
+// edit changes model as a change would: mostly a new generation, sometimes a Backend
+// created or deleted.
+func edit(rng *rand.Rand, model map[string]int64) {
+	keys := slices.Sorted(maps.Keys(model))
+	switch r := rng.IntN(10); {
+	case r < 7 && len(keys) > 0:
+		model[keys[rng.IntN(len(keys))]]++
+	case r < 9:
+		model["ns/new"+strconv.Itoa(rng.IntN(1_000_000))] = 1
+	case len(keys) > 0:
+		delete(model, keys[rng.IntN(len(keys))])
+	}
+}
+
+func sameMap(a, b map[string]int64) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
