@@ -2,15 +2,12 @@ package controllers
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
-	"github.com/portcullis-io/portcullis/egress"
 	"github.com/portcullis-io/portcullis/egress/translate"
 	"github.com/portcullis-io/portcullis/egress/xds"
 )
@@ -83,7 +80,7 @@ func (l versionLogs) find(gateway, version string) *versionContent {
 // contentOf is what a Gateway's new snapshot carries: its generation and the generation
 // of every usable Backend its routes reach, built on those of the version published last
 // (prev; version_generations.go).
-func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, gens generations, prev *versionContent) versionContent {
+func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, prev *versionContent) versionContent {
 	c := versionContent{}
 	if obj != nil {
 		c.gateway = obj.Generation
@@ -93,20 +90,20 @@ func contentOf(gateway string, obj *gwapiv1.Gateway, result translate.Result, ge
 		last = prev.backends
 	}
 	c.backends = nextGenerations(last, func(f func(key string, generation int64)) {
-		carried(gateway, result, func(key string) { f(key, gens(key)) })
+		carried(gateway, result, func(key string, st *egressv1alpha1.BackendStatus) { f(key, translatedGeneration(st)) })
 	})
 	return c
 }
 
-// carried calls f with every usable Backend the Gateway's routes reach.
-func carried(gateway string, result translate.Result, f func(key string)) {
+// carried calls f with every usable Backend the Gateway's routes reach, and its status.
+func carried(gateway string, result translate.Result, f func(key string, st *egressv1alpha1.BackendStatus)) {
 	for key, gws := range result.BackendGateways {
 		st := result.Statuses.Backends[key]
 		if st == nil || !backendUsable(st) {
 			continue
 		}
 		if slices.Contains(gws, gateway) {
-			f(key)
+			f(key, st)
 		}
 	}
 }
@@ -120,24 +117,13 @@ func (r *Reconciler) heldContent(gateway string) versionContent {
 	return versionContent{}
 }
 
-// generations tells the generation of a Backend ("namespace/name") as gathered; 0 for
-// one not gathered.
-type generations func(key string) int64
-
-// backendGenerations reads the Backends' generations from the index of the gathered
-// objects the status writer keeps (status_gathered.go), brought up to date on the first
-// question: a map of every Backend's generation made for each reconcile was 1.2 MB a
-// change at 10,000 Backends, and the index is needed for the status write anyway.
-func backendGenerations(idx *gatheredIndex, res *egress.Resources) generations {
-	update := sync.OnceFunc(func() { idx.update(res) })
-	backend := reflect.TypeFor[*egressv1alpha1.Backend]()
-	return func(key string) int64 {
-		update()
-		if o, ok := idx.find(gatheredKey{backend, parseKey(key)}); ok {
-			return o.GetGeneration()
-		}
-		return 0
+// translatedGeneration is the generation of the Backend that translation saw, as its
+// conditions carry it: what a snapshot built from that translation carries of it.
+func translatedGeneration(st *egressv1alpha1.BackendStatus) int64 {
+	if c := findCond(st.Conditions, egressv1alpha1.ConditionAccepted); c != nil {
+		return c.ObservedGeneration
 	}
+	return 0
 }
 
 // fleetState is what the Envoys of one Gateway run, read once per reconcile.
@@ -224,7 +210,7 @@ func (fs fleetState) gatewayState(generation int64) programState {
 
 // markProgrammed turns the translator's Pending Programmed conditions into what Envoy
 // runs.
-func (r *Reconciler) markProgrammed(result *translate.Result, problems map[string]error, gateways map[string]*gwapiv1.Gateway, gens generations) {
+func (r *Reconciler) markProgrammed(result *translate.Result, problems map[string]error, gateways map[string]*gwapiv1.Gateway) {
 	fleets := map[string]fleetState{}
 	gatewayStates := map[string]programState{}
 	for key, st := range result.Statuses.Gateways {
@@ -243,7 +229,7 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 		if c == nil || c.Reason != egressv1alpha1.ReasonPending || !backendUsable(st) {
 			continue
 		}
-		ps := backendState(key, gens(key), result.BackendGateways[key], fleets, gatewayStates, acks)
+		ps := backendState(key, translatedGeneration(st), result.BackendGateways[key], fleets, gatewayStates, acks)
 		result.Statuses.Backends[key] = r.marks.backend(key, st, programmedMark{boolStatus(ps.ok), ps.backendReason(), ps.message})
 	}
 	r.marks.sweep()

@@ -18,44 +18,46 @@ import (
 // published last: the same Backends at the same generations reuse its generations
 // whole; a new generation or one more Backend share its base map and list what differs;
 // a Backend gone or no longer usable gets a base of its own. Each carries exactly the
-// usable Backends at their generations.
+// usable Backends at the generations their statuses observed.
 func TestVersionContentBuildsOnTheLastVersion(t *testing.T) {
-	usable := &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
-		{Type: egressv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue},
-		{Type: egressv1alpha1.ConditionResolvedRefs, Status: metav1.ConditionTrue},
-	}}
-	unusable := &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
-		{Type: egressv1alpha1.ConditionAccepted, Status: metav1.ConditionFalse},
-	}}
-	result := func(statuses map[string]*egressv1alpha1.BackendStatus) translate.Result {
+	// result translated the usable Backends at their generations, and unusable ones.
+	result := func(usable map[string]int64, unusable ...string) translate.Result {
 		r := translate.Result{BackendGateways: map[string][]string{}}
-		r.Statuses.Backends = statuses
-		for key := range statuses {
+		r.Statuses.Backends = map[string]*egressv1alpha1.BackendStatus{}
+		for key, gen := range usable {
+			r.Statuses.Backends[key] = &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
+				{Type: egressv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue, ObservedGeneration: gen},
+				{Type: egressv1alpha1.ConditionResolvedRefs, Status: metav1.ConditionTrue, ObservedGeneration: gen},
+			}}
 			r.BackendGateways[key] = []string{"egress", "other"}
+		}
+		for _, key := range unusable {
+			r.Statuses.Backends[key] = &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
+				{Type: egressv1alpha1.ConditionAccepted, Status: metav1.ConditionFalse, ObservedGeneration: 9},
+			}}
+			r.BackendGateways[key] = []string{"egress"}
 		}
 		return r
 	}
-	gens := func(m map[string]int64) generations { return func(key string) int64 { return m[key] } }
-	two := map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": usable}
-	last := contentOf("egress", nil, result(two), gens(map[string]int64{"ns/a": 1, "ns/b": 4}), nil)
+	two := map[string]int64{"ns/a": 1, "ns/b": 4}
+	last := contentOf("egress", nil, result(two), nil)
 
 	cases := []struct {
-		name     string
-		statuses map[string]*egressv1alpha1.BackendStatus
-		gens     map[string]int64
-		want     map[string]int64
-		base     string // "same": the last version's base map; "new": one of its own
-		delta    int
+		name   string
+		result translate.Result
+		want   map[string]int64
+		base   string // "same": the last version's base map; "new": one of its own
+		delta  int
 	}{
-		{"same Backends, same generations", two, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1, "ns/b": 4}, "same", 0},
-		{"a new generation", two, map[string]int64{"ns/a": 2, "ns/b": 4}, map[string]int64{"ns/a": 2, "ns/b": 4}, "same", 1},
-		{"one more Backend", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": usable, "ns/c": usable}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, "same", 1},
-		{"a Backend gone", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable}, map[string]int64{"ns/a": 1}, map[string]int64{"ns/a": 1}, "new", 0},
-		{"a Backend no longer usable", map[string]*egressv1alpha1.BackendStatus{"ns/a": usable, "ns/b": unusable}, map[string]int64{"ns/a": 1, "ns/b": 4}, map[string]int64{"ns/a": 1}, "new", 0},
+		{"same Backends, same generations", result(two), two, "same", 0},
+		{"a new generation", result(map[string]int64{"ns/a": 2, "ns/b": 4}), map[string]int64{"ns/a": 2, "ns/b": 4}, "same", 1},
+		{"one more Backend", result(map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}), map[string]int64{"ns/a": 1, "ns/b": 4, "ns/c": 1}, "same", 1},
+		{"a Backend gone", result(map[string]int64{"ns/a": 1}), map[string]int64{"ns/a": 1}, "new", 0},
+		{"a Backend no longer usable", result(map[string]int64{"ns/a": 1}, "ns/b"), map[string]int64{"ns/a": 1}, "new", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := contentOf("egress", nil, result(c.statuses), gens(c.gens), &last).backends
+			got := contentOf("egress", nil, c.result, &last).backends
 			if !reflect.DeepEqual(got.all(), c.want) || got.n != len(c.want) {
 				t.Errorf("generations = %v (%d), want %v", got.all(), got.n, c.want)
 			}
@@ -64,8 +66,8 @@ func TestVersionContentBuildsOnTheLastVersion(t *testing.T) {
 			}
 		})
 	}
-	if want := map[string]int64{"ns/a": 1, "ns/b": 4}; !reflect.DeepEqual(last.backends.all(), want) {
-		t.Errorf("the last version's generations changed to %v, want %v", last.backends.all(), want)
+	if !reflect.DeepEqual(last.backends.all(), two) {
+		t.Errorf("the last version's generations changed to %v, want %v", last.backends.all(), two)
 	}
 }
 

@@ -159,17 +159,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
 	}
 	gateways := gatewaysByKey(res)
-	// The Backends' generations are read only once the snapshots are published
-	// (contentOf, markProgrammed): indexing ten thousand of them must not delay a change.
-	gens := backendGenerations(&r.status.gathered, res)
 	r.gatewayObjects = gateways
-	problems := r.publish(ctx, result, gateways, gens)
+	problems := r.publish(ctx, result, gateways)
 	r.removeGone(ctx, result)
 	r.peers = nil
 	if r.writes() {
 		r.peers = r.peerFleets(ctx)
 	}
-	r.markProgrammed(&result, problems, gateways, gens)
+	r.markProgrammed(&result, problems, gateways)
 	report := r.reportFleets(ctx)
 	if r.writes() {
 		r.emitWarnings(result.Warnings)
@@ -265,7 +262,7 @@ func (r *Reconciler) ownPortsMoved(translated map[uint32]string) time.Duration {
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
 // returns, per Gateway, why it could not be programmed; the previous snapshot stays
 // published then (last known good).
-func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway, gens generations) map[string]error {
+func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
 	problems := map[string]error{}
 	for _, desired := range result.Gateways {
 		gw, held := r.stage(desired)
@@ -292,7 +289,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 			if !held {
 				// After Publish, off the way of the change: the refusals above touch
 				// Programmed only, never the usability contentOf reads.
-				content = contentOf(gw.Name, obj, result, gens, r.versions.latest(gw.Name))
+				content = contentOf(gw.Name, obj, result, r.versions.latest(gw.Name))
 			}
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw

@@ -31,9 +31,8 @@ type statusWriter struct {
 	// (status_events.go); nil emits none.
 	events record.EventRecorder
 	// gathered are the objects of the translation written last, verified what the
-	// stored statuses were last found to say (status_gathered.go). Only a reconcile's
-	// write and its Backend generations (programmed.go) use them: reconciles never run at
-	// once.
+	// stored statuses were last found to say (status_gathered.go). Only write uses
+	// them: writes never run at once.
 	gathered gatheredIndex
 	verified verifiedStatuses
 }
