@@ -6,8 +6,8 @@ import "maps"
 // "namespace/name". The version log keeps up to maxVersions versions per Gateway and
 // consecutive versions mostly carry the same generations: each version shares its
 // predecessor's base map and holds only what differs from it (a Backend added, or at
-// another generation). A map of 10,000 Backends per version was 25 MB of the manager's
-// live heap at 10,000 Backends. Maps are never modified once a version holds them.
+// another generation). A full map per version came to 25 MB of the manager's live heap
+// over the log at 10,000 Backends. Maps are never modified once a version holds them.
 type versionGenerations struct {
 	base  map[string]int64
 	delta map[string]int64 // differs from base; never a Backend base has and the version lacks
