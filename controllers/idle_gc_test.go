@@ -33,13 +33,15 @@ func TestWorthCollecting(t *testing.T) {
 }
 
 // TestIdleCollectorCollectsOnlyWhenIdle lets the collector's timer fire with a heap
-// worth collecting, once with an event in the quiet (no collection) and once without
+// worth collecting, once with an event in the quiet (no collection), once while an Envoy
+// applies what it was sent (busy: no collection) and once with neither
 // (a collection, counted, and seen by the runtime as forced: the second time the test
 // process's own heap is filled past half its headroom). The counter is the collector's
 // own: other tests' managers may collect too.
 func TestIdleCollectorCollectsOnlyWhenIdle(t *testing.T) {
 	var wakeups atomic.Uint64
-	c := newIdleCollector(wakeups.Load)
+	var busy atomic.Bool
+	c := newIdleCollector(wakeups.Load, busy.Load)
 	c.quiet, c.minLive = 5*time.Millisecond, 0
 	c.heap = func() heapState { return heapState{live: 100, goal: 200, objects: 190} }
 	c.reconciled()
@@ -48,6 +50,13 @@ func TestIdleCollectorCollectsOnlyWhenIdle(t *testing.T) {
 	if n := counterValue(t, c.count); n != 0 {
 		t.Fatalf("%v collections although an event came within the quiet", n)
 	}
+	busy.Store(true) // an Envoy has not answered yet
+	c.reconciled()
+	time.Sleep(100 * time.Millisecond)
+	if n := counterValue(t, c.count); n != 0 {
+		t.Fatalf("%v collections while an Envoy was applying what it was sent", n)
+	}
+	busy.Store(false)
 
 	// The runtime may collect by itself between the filling and the timer (another
 	// test's manager allocating): fill and wait again then, a few times.

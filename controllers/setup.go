@@ -52,7 +52,11 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		leader:        newLeadership(),
 		pods:          newPodIndex(),
 	}
-	r.idle = newIdleCollector(r.wakeups.Load)
+	var envoysApplying func() bool
+	if opts.XDS != nil {
+		envoysApplying = func() bool { return !opts.XDS.Answered() }
+	}
+	r.idle = newIdleCollector(r.wakeups.Load, envoysApplying)
 	return r
 }
 
