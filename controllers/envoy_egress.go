@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -51,20 +52,20 @@ type allowedEndpoints map[string]map[int32]bool
 // widenEnvoyEgress runs before a Gateway's new snapshot is published: the policy then
 // allows both the addresses in force now and the new ones, so Envoy never gets an
 // endpoint its pod may not reach, and old connections keep working until Envoy has
-// moved to the new configuration.
+// moved to the new configuration. The addresses in force are read from the policy being
+// updated, so that a write that conflicts is done again from what the API server holds
+// (writeEnvoyPolicy), never from a stale copy that would drop an address in use.
 func (r *Reconciler) widenEnvoyEgress(ctx context.Context, gw ir.Gateway, obj *gwapiv1.Gateway) error {
 	if r.opts.EnvoyEgress == nil || obj == nil {
 		return nil
 	}
-	allowed := endpointsOf(gw)
-	current, err := r.currentEnvoyEgress(ctx, obj)
-	if err != nil {
-		return err
-	}
-	for cidr, ports := range current {
-		allowed.add(cidr, slices.Collect(maps.Keys(ports))...)
-	}
-	return r.writeEnvoyEgress(ctx, obj, allowed)
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), func(current *networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec {
+		allowed := endpointsOf(gw)
+		for cidr, ports := range endpointsInPolicy(current) {
+			allowed.add(cidr, slices.Collect(maps.Keys(ports))...)
+		}
+		return envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)
+	})
 }
 
 // narrowEnvoyEgress runs after Envoy acknowledged a Gateway's snapshot (or when no Envoy
@@ -102,37 +103,37 @@ func (r *Reconciler) envoysMovedOn(gateway string) bool {
 	return ok || len(st.Envoys) == 0
 }
 
-// currentEnvoyEgress reads the addresses the Gateway's policy allows now.
-func (r *Reconciler) currentEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway) (allowedEndpoints, error) {
-	np := &networkingv1.NetworkPolicy{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: EnvoyEgressPolicyName(obj.Name)}, np)
-	if apierrors.IsNotFound(err) {
-		return allowedEndpoints{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the Envoy egress NetworkPolicy: %w", err)
-	}
-	return endpointsInPolicy(np), nil
-}
-
 func (r *Reconciler) writeEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway, allowed allowedEndpoints) error {
-	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed))
+	spec := envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec { return spec })
 }
 
 // writeEnvoyPolicy creates or updates one NetworkPolicy of a Gateway's Envoy pods,
-// owned by the Gateway.
-func (r *Reconciler) writeEnvoyPolicy(ctx context.Context, obj *gwapiv1.Gateway, name string, spec networkingv1.NetworkPolicySpec) error {
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: obj.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
-		np.Labels = infra.Labels(obj.Namespace, obj.Name)
-		np.Spec = spec
-		return controllerutil.SetOwnerReference(obj, np, r.client.Scheme())
+// owned by the Gateway, with the spec specFor makes from the policy as it is (empty
+// when there is none). The policy is read from the informer cache, which may not yet
+// hold the manager's own last write: the API server then refuses the update as a
+// conflict (or the create as a duplicate), and the write is done again from a fresh read
+// rather than failing the Gateway's publish (a failed widening holds its new
+// configuration back until the next reconcile).
+func (r *Reconciler) writeEnvoyPolicy(ctx context.Context, obj *gwapiv1.Gateway, name string, specFor func(current *networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec) error {
+	key := client.ObjectKey{Name: name, Namespace: obj.Namespace}
+	err := retry.OnError(retry.DefaultRetry, staleRead, func() error {
+		np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
+		_, err := controllerutil.CreateOrUpdate(ctx, r.client, np, func() error {
+			np.Labels = infra.Labels(obj.Namespace, obj.Name)
+			np.Spec = specFor(np)
+			return controllerutil.SetOwnerReference(obj, np, r.client.Scheme())
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("writing the NetworkPolicy %s/%s of the Envoy pods: %w", np.Namespace, np.Name, err)
+		return fmt.Errorf("writing the NetworkPolicy %s/%s of the Envoy pods: %w", key.Namespace, key.Name, err)
 	}
 	return nil
 }
+
+// staleRead tells whether a write failed because the copy it started from was stale.
+func staleRead(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
 
 // deleteEnvoyPolicies removes a Gateway's Envoy policies (owner references would, but
 // not on an API server without a garbage collector, and not before the Gateway is gone).

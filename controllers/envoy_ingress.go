@@ -32,7 +32,8 @@ func (r *Reconciler) writeEnvoyIngress(ctx context.Context, gw ir.Gateway, obj *
 	if r.opts.EnvoyEgress == nil || obj == nil {
 		return nil
 	}
-	return r.writeEnvoyPolicy(ctx, obj, EnvoyIngressPolicyName(obj.Name), envoyIngressSpec(gw))
+	spec := envoyIngressSpec(gw)
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyIngressPolicyName(obj.Name), func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec { return spec })
 }
 
 // envoyIngressSpec is the ingress policy of one Gateway's Envoy pods.

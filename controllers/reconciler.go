@@ -175,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.metrics.statusWriteYielded()
 			r.log.V(1).Info("status write yielded to newer input; the next reconcile writes the rest")
 		}
-		err = errors.Join(werr, r.syncLockdown(ctx, res, result.Gateways), r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems))
+		err = errors.Join(werr, r.syncLockdown(ctx, res, result.Gateways), r.narrowEnvoyEgress(ctx, result.Gateways, gateways, problems), heldBackErrors(problems))
 	}
 	r.metrics.observe(time.Since(start), how, result.Statuses.Backends)
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", how == translationReused,
@@ -269,7 +269,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		gw = translate.WithCallers(gw, r.callers) // staging may bring back older listeners
 		obj := gateways[gw.Name]
 		if err := r.writePolicies(ctx, desired, gw, obj); err != nil {
-			problems[gw.Name] = err
+			problems[gw.Name] = heldBack{err}
 			continue
 		}
 		var content versionContent
@@ -305,7 +305,7 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		}
 		addrs, err := r.opts.Provider.Ensure(ctx, infra.GatewayOf(obj))
 		if err != nil {
-			problems[gw.Name] = fmt.Errorf("the Envoy fleet could not be provisioned: %w", err)
+			problems[gw.Name] = heldBack{fmt.Errorf("the Envoy fleet could not be provisioned: %w", err)}
 			continue
 		}
 		if st := result.Statuses.Gateways[gw.Name]; st != nil {
