@@ -105,7 +105,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, opts ...grpc.Serve
 		sotw: sotw.NewServer(ctx, s.cache, callbacks{s},
 			sotw.WithOrderedADS(), sotw.WithLogger(cacheLogger{s.log.WithName("server")}),
 			sotw.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
-		delta: delta.NewServer(ctx, s.cache, callbacks{s},
+		delta: delta.NewServer(ctx, resubscribingCache{s.cache}, callbacks{s},
 			delta.WithLogger(cacheLogger{s.log.WithName("server")}),
 			delta.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
 	})
