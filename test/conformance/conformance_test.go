@@ -76,8 +76,12 @@ func TestGatewayAPIConformance(t *testing.T) {
 		if opts.RunTest == "" {
 			writeReport(t, report)
 		}
-		for _, problem := range reportProblems(report) {
+		problems := reportProblems(report)
+		for _, problem := range problems {
 			t.Error(problem)
+		}
+		if len(problems) > 0 || t.Failed() {
+			logDiagnostics(t, opts.RestConfig)
 		}
 	})
 	cs.Setup(t, tests.ConformanceTests)
