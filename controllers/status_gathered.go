@@ -179,10 +179,10 @@ func (v *verifiedStatuses) sweep() {
 
 // unverified lists the keys of the wants of kind t that are not known to be stored
 // already: the gathered object of that name is not the version last verified to say
-// the same want. It is verifiedAlready for a whole kind in one pass under one lock, the
-// kind's two maps looked up once and each want compared as its own type (same), not
-// boxed: at 10,000 Backends and routes the per-object lookups, locks and boxing were
-// most of a status write that wrote nothing.
+// the same want. It answers for a whole kind in one pass under one lock, the kind's two
+// maps found once and each want compared as its own type (same), not boxed: asked object
+// by object (both maps keyed by type and name, a lock, the want boxed), at 10,000
+// Backends and routes this was most of a status write that wrote nothing.
 func unverified[W any](w *statusWriter, t reflect.Type, wants map[string]W, same func(stored any, want W) bool) []string {
 	var out []string
 	var objs map[types.NamespacedName]client.Object
