@@ -77,9 +77,11 @@ func staleRoutes[T any, P interface {
 // writeRoutes queues the parent statuses of every route kind.
 func (w *statusWriter) writeRoutes(ctx context.Context, q *writeQueue, st translate.Statuses) {
 	for _, kind := range routeKinds {
-		wants := kind.statuses(st)
-		for _, key := range unverified(w, reflect.TypeOf(kind.newObj()), wants, storedRouteParents) {
-			want := wants[key]
+		t := reflect.TypeOf(kind.newObj())
+		for key, want := range kind.statuses(st) {
+			if w.verifiedAlready(t, key, want) {
+				continue
+			}
 			q.do(func() error { return w.updateRouteParents(ctx, kind, key, want) })
 		}
 	}

@@ -118,13 +118,11 @@ func (w *statusWriter) unchanged(key types.NamespacedName, obj client.Object, wa
 // of microseconds an object (conditions, transition times, JSON comparison); telling
 // that neither the object nor the want changed costs a lookup and a comparison of two
 // values translation made. The wants are translation's own statuses, which nothing
-// modifies once written. Entries of objects no write asked about are dropped. The
-// entries are kept per kind, so that a pass over ten thousand objects of one kind
-// (unverified) looks each up by name alone.
+// modifies once written. Entries of objects no write asked about are dropped.
 type verifiedStatuses struct {
-	mu    sync.Mutex
-	kinds map[reflect.Type]map[types.NamespacedName]*verifiedEntry
-	round uint64
+	mu      sync.Mutex
+	entries map[gatheredKey]*verifiedEntry
+	round   uint64
 }
 
 type verifiedEntry struct {
@@ -133,23 +131,10 @@ type verifiedEntry struct {
 	round           uint64
 }
 
-// kindLocked returns the entries of kind t, made if there are none. v.mu must be held.
-func (v *verifiedStatuses) kindLocked(t reflect.Type) map[types.NamespacedName]*verifiedEntry {
-	if v.kinds == nil {
-		v.kinds = map[reflect.Type]map[types.NamespacedName]*verifiedEntry{}
-	}
-	m := v.kinds[t]
-	if m == nil {
-		m = map[types.NamespacedName]*verifiedEntry{}
-		v.kinds[t] = m
-	}
-	return m
-}
-
 // says tells whether version rv of the object was verified to say want.
 func (v *verifiedStatuses) says(k gatheredKey, rv string, want any) bool {
 	v.mu.Lock()
-	e := v.kindLocked(k.t)[k.n]
+	e := v.entries[k]
 	if e != nil {
 		e.round = v.round
 	}
@@ -160,49 +145,20 @@ func (v *verifiedStatuses) says(k gatheredKey, rv string, want any) bool {
 func (v *verifiedStatuses) store(k gatheredKey, rv string, want any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.kindLocked(k.t)[k.n] = &verifiedEntry{resourceVersion: rv, want: want, round: v.round}
+	if v.entries == nil {
+		v.entries = map[gatheredKey]*verifiedEntry{}
+	}
+	v.entries[k] = &verifiedEntry{resourceVersion: rv, want: want, round: v.round}
 }
 
 // sweep ends a write: entries it did not use go, and the next write starts a round.
 func (v *verifiedStatuses) sweep() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for _, m := range v.kinds {
-		for n, e := range m {
-			if e.round != v.round {
-				delete(m, n)
-			}
+	for k, e := range v.entries {
+		if e.round != v.round {
+			delete(v.entries, k)
 		}
 	}
 	v.round++
-}
-
-// unverified lists the keys of the wants of kind t that are not known to be stored
-// already: the gathered object of that name is not the version last verified to say
-// the same want. It answers for a whole kind in one pass under one lock, the kind's two
-// maps found once and each want compared as its own type (same), not boxed: asked object
-// by object (both maps keyed by type and name, a lock, the want boxed), at 10,000
-// Backends and routes this was most of a status write that wrote nothing.
-func unverified[W any](w *statusWriter, t reflect.Type, wants map[string]W, same func(stored any, want W) bool) []string {
-	var out []string
-	var objs map[types.NamespacedName]client.Object
-	if kind := w.gathered.kinds[t]; kind != nil {
-		objs = kind.objs
-	}
-	v := &w.verified
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	entries := v.kindLocked(t)
-	for key, want := range wants {
-		n := parseKey(key)
-		e := entries[n]
-		if e != nil {
-			e.round = v.round
-		}
-		g := objs[n]
-		if g == nil || e == nil || e.resourceVersion == "" || e.resourceVersion != g.GetResourceVersion() || !same(e.want, want) {
-			out = append(out, key)
-		}
-	}
-	return out
 }

@@ -2,8 +2,6 @@ package controllers
 
 import (
 	"context"
-	"reflect"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,45 +134,7 @@ func TestVerifiedStatusesAnswerOnlyForTheSameVersionAndWant(t *testing.T) {
 	}
 	v.sweep() // every entry above was asked about but other
 	v.sweep() // the second write asks about nothing
-	left := 0
-	for _, m := range v.kinds {
-		left += len(m)
-	}
-	if v.says(k, "7", want("ok")) || left != 0 {
-		t.Errorf("entries no write asked about were kept: %d left", left)
-	}
-}
-
-// TestUnverifiedListsWhatMayNeedAWrite: a pass over one kind's wants lists exactly the
-// objects whose stored status is not known to say the want: a newer version than the
-// one verified, a different want, an object never verified or not gathered; the entries
-// it looked at survive the write's sweep, as those says is asked about do.
-func TestUnverifiedListsWhatMayNeedAWrite(t *testing.T) {
-	backend := func(name, rv string) egressv1alpha1.Backend {
-		return egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, ResourceVersion: rv}}
-	}
-	want := func(msg string) *egressv1alpha1.BackendStatus {
-		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Accepted", Message: msg}}}
-	}
-	w := &statusWriter{}
-	w.gathered.update(&egress.Resources{Backends: []egressv1alpha1.Backend{
-		backend("same", "7"), backend("newer", "8"), backend("changed-want", "7"), backend("never-verified", "7"),
-	}})
-	typ := reflect.TypeFor[*egressv1alpha1.Backend]()
-	for _, name := range []string{"same", "newer", "changed-want", "not-gathered"} {
-		w.verified.store(gatheredKey{typ, types.NamespacedName{Namespace: "apps", Name: name}}, "7", want("ok"))
-	}
-	wants := map[string]*egressv1alpha1.BackendStatus{
-		"apps/same": want("ok"), "apps/newer": want("ok"), "apps/changed-want": want("changed"),
-		"apps/never-verified": want("ok"), "apps/not-gathered": want("ok"),
-	}
-	got := unverified(w, typ, wants, storedBackendStatus)
-	slices.Sort(got)
-	if exp := []string{"apps/changed-want", "apps/never-verified", "apps/newer", "apps/not-gathered"}; !slices.Equal(got, exp) {
-		t.Fatalf("unverified = %v, want %v", got, exp)
-	}
-	w.verified.sweep()
-	if !w.verified.says(gatheredKey{typ, types.NamespacedName{Namespace: "apps", Name: "same"}}, "7", want("ok")) {
-		t.Fatal("the entry unverified looked at was swept")
+	if v.says(k, "7", want("ok")) || len(v.entries) != 0 {
+		t.Errorf("entries no write asked about were kept: %d left", len(v.entries))
 	}
 }
