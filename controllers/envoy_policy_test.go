@@ -38,26 +38,7 @@ var testEnvoyEgress = EnvoyEgress{
 func TestEnvoyEgressPolicyFollowsDNS(t *testing.T) {
 	w := newWorld(t, func(o *Options) { o.EnvoyEgress = &testEnvoyEgress })
 	const ns, hostname, upstreamPort = "envoy-egress", "moving.egress.test", 9080
-	w.dns.Set(hostname, hostname+". 1 IN A 127.0.0.1")
-	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: api, namespace: %[1]s}
-spec:
-  destination:
-    type: FQDN
-    fqdn: {hostname: %[3]s}
-    ports: [{name: http, port: %[4]d, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: api, namespace: %[1]s}
-spec:
-  parentRefs: [{name: egress}]
-  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, ns, gwPort, hostname, upstreamPort))
-	envoy := w.startEnvoy(ns + "/egress")
+	envoy := w.egressToFQDN(ns, hostname, upstreamPort)
 	key := types.NamespacedName{Namespace: ns, Name: EnvoyEgressPolicyName("egress")}
 	old, next := fmt.Sprintf("127.0.0.1:%d", upstreamPort), fmt.Sprintf("127.0.0.2:%d", upstreamPort)
 
@@ -93,6 +74,32 @@ spec:
 		}
 		return fmt.Errorf("still there (%v)", err)
 	})
+}
+
+// egressToFQDN applies, in ns, a Gateway egress on a free port, a Backend api for
+// hostname:port and an HTTPRoute to it, with the DNS answering 127.0.0.1 (TTL 1 s), and
+// starts the Gateway's Envoy.
+func (w *world) egressToFQDN(ns, hostname string, port int) *xdstest.Envoy {
+	w.t.Helper()
+	w.dns.Set(hostname, hostname+". 1 IN A 127.0.0.1")
+	w.apply(egressGatewayYAML(ns, xdstest.FreePort(w.t), "Same") + fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: api, namespace: %[1]s}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: %[2]s}
+    ports: [{name: http, port: %[3]d, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
+`, ns, hostname, port))
+	return w.startEnvoy(ns + "/egress")
 }
 
 // pause stops the Envoy process (SIGSTOP) and returns the function that resumes it.

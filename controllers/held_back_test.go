@@ -32,26 +32,7 @@ import (
 func TestHeldBackConfigurationIsSentWithoutAnotherChange(t *testing.T) {
 	w := newWorld(t, func(o *Options) { o.EnvoyEgress = &testEnvoyEgress })
 	const ns, hostname, upstreamPort = "held-back", "held.egress.test", 9080
-	w.dns.Set(hostname, hostname+". 1 IN A 127.0.0.1")
-	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: api, namespace: %[1]s}
-spec:
-  destination:
-    type: FQDN
-    fqdn: {hostname: %[2]s}
-    ports: [{name: http, port: %[3]d, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: api, namespace: %[1]s}
-spec:
-  parentRefs: [{name: egress}]
-  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, ns, hostname, upstreamPort))
-	envoy := w.startEnvoy(ns + "/egress")
+	envoy := w.egressToFQDN(ns, hostname, upstreamPort)
 	key := types.NamespacedName{Namespace: ns, Name: EnvoyEgressPolicyName("egress")}
 	old, next := fmt.Sprintf("127.0.0.1:%d", upstreamPort), fmt.Sprintf("127.0.0.2:%d", upstreamPort)
 	waitEnvoyPolicy(t, w.c, key, []string{"127.0.0.1/32"})
