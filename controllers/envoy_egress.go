@@ -104,17 +104,22 @@ func (r *Reconciler) envoysMovedOn(gateway string) bool {
 }
 
 func (r *Reconciler) writeEnvoyEgress(ctx context.Context, obj *gwapiv1.Gateway, allowed allowedEndpoints) error {
-	spec := envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)
-	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec { return spec })
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyEgressPolicyName(obj.Name), fixedSpec(envoyEgressSpec(*r.opts.EnvoyEgress, obj, allowed)))
+}
+
+// fixedSpec is writeEnvoyPolicy's specFor for a spec that does not depend on the policy
+// as it is.
+func fixedSpec(spec networkingv1.NetworkPolicySpec) func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec {
+	return func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec { return spec }
 }
 
 // writeEnvoyPolicy creates or updates one NetworkPolicy of a Gateway's Envoy pods,
 // owned by the Gateway, with the spec specFor makes from the policy as it is (empty
 // when there is none). The policy is read from the informer cache, which may not yet
 // hold the manager's own last write: the API server then refuses the update as a
-// conflict (or the create as a duplicate), and the write is done again from a fresh read
-// rather than failing the Gateway's publish (a failed widening holds its new
-// configuration back until the next reconcile).
+// conflict (or the create as a duplicate), and the write is done again from a new read
+// of the cache, which has usually caught up by then. Should every attempt fail, the
+// Gateway's new configuration is held back and the reconcile retried (held_back.go).
 func (r *Reconciler) writeEnvoyPolicy(ctx context.Context, obj *gwapiv1.Gateway, name string, specFor func(current *networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec) error {
 	key := client.ObjectKey{Name: name, Namespace: obj.Namespace}
 	err := retry.OnError(retry.DefaultRetry, staleRead, func() error {

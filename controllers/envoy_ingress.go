@@ -32,8 +32,7 @@ func (r *Reconciler) writeEnvoyIngress(ctx context.Context, gw ir.Gateway, obj *
 	if r.opts.EnvoyEgress == nil || obj == nil {
 		return nil
 	}
-	spec := envoyIngressSpec(gw)
-	return r.writeEnvoyPolicy(ctx, obj, EnvoyIngressPolicyName(obj.Name), func(*networkingv1.NetworkPolicy) networkingv1.NetworkPolicySpec { return spec })
+	return r.writeEnvoyPolicy(ctx, obj, EnvoyIngressPolicyName(obj.Name), fixedSpec(envoyIngressSpec(gw)))
 }
 
 // envoyIngressSpec is the ingress policy of one Gateway's Envoy pods.

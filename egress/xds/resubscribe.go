@@ -7,14 +7,15 @@ import (
 )
 
 // Envoy names a resource in resource_names_subscribe again, without unsubscribing it
-// first, when it lost interest in the resource and regained it before its next request
-// (a cluster and the SDS secret it validates with, dropped and needed again while a CDS
-// update holds SDS requests back): it has forgotten its copy and waits for the server to
-// send it (Envoy's DeltaSubscriptionState says so: "treat it as a new addition"). The
-// snapshot cache of go-control-plane v0.14.0 sends a named resource only when its version
-// differs from the one it last sent on the stream, so the resource never comes: the
-// cluster warms until its initial fetch timeout (15 s) and then runs without its CA, and
-// every request to it fails. A subscribed name the stream was already sent is therefore
+// first, when it lost interest in the resource and regained it before its next request:
+// it may have forgotten its copy and waits for the server to send it (Envoy's
+// DeltaSubscriptionState says so: "treat it as a new addition"). The snapshot cache of
+// go-control-plane v0.14.0 sends a named resource only when its version differs from
+// the one it last sent on the stream, so such a resource would never come; for an SDS
+// secret, a cluster would warm until its initial fetch timeout (15 s) and then run
+// without its CA. No sequence tried with Envoy 1.40 here (clusters changed, renamed,
+// removed and added back) made Envoy do this, so this guards the protocol rather than a
+// seen failure. A subscribed name the stream was already sent is therefore
 // presented to the cache as sent with no version, which makes the cache send the
 // resource, or its removal when the snapshot lacks it. Names a new stream reports in
 // initial_resource_versions are held by Envoy, as it says, and are not sent again.
