@@ -59,6 +59,18 @@ type TypeStatus struct {
 	// Nack is the last rejection. On a stream the next ACK clears it; for the Gateway,
 	// an ACK of a newer published version does.
 	Nack *Nack
+	// Mirror is, on an incremental stream, what the server believes Envoy holds
+	// (delta.go); nil otherwise. A type whose Acked stays behind while nothing is in
+	// flight holds a set no recent version has: Held against the published count says
+	// how far apart they are.
+	Mirror *MirrorStatus
+}
+
+// MirrorStatus is the server's mirror of one type on an incremental stream.
+type MirrorStatus struct {
+	Held     int  // resources Envoy holds
+	InFlight int  // responses sent and not answered
+	Unsure   bool // a rejection left the mirror unsure of what Envoy holds
 }
 
 // Nack is Envoy's rejection of a response.
@@ -202,6 +214,9 @@ func copyTypes(in map[string]*typeState) map[string]TypeStatus {
 		if ts.Nack != nil {
 			nack := *ts.Nack
 			ts.Nack = &nack
+		}
+		if t.delta != nil {
+			ts.Mirror = &MirrorStatus{Held: len(t.delta.held), InFlight: len(t.delta.inFlight), Unsure: t.delta.unsure}
 		}
 		out[typeURL] = ts
 	}

@@ -63,6 +63,7 @@ func (w *propagationWorld) waitProgrammed(b *testing.B, prefix string, n int) {
 	done := func() bool { return backends.settled == n && routes.settled == n }
 	for !done() {
 		if err := w.watchUntil(ctx, prefix, &backends, &routes, done); err != nil {
+			w.logStall(b, prefix, backends)
 			b.Fatalf("%v: %d of %d Backends are Programmed, %d of %d HTTPRoutes Accepted", err, backends.settled, n, routes.settled, n)
 		}
 	}

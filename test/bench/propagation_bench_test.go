@@ -96,6 +96,8 @@ type propagationWorld struct {
 	ns       string // the namespace of this run's Backends and HTTPRoutes
 	gateway  string
 	http     *http.Client
+	xds      *xds.Server // for saying where a wait that timed out stopped (stalled_test.go)
+	envoy    *xdstest.Envoy
 }
 
 // runs numbers the worlds of one process, so each gets namespaces of its own.
@@ -120,10 +122,11 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	}
 	w.upstream = testupstream.Start(b, testupstream.Options{Certificate: &cert.TLS, Name: "bench"})
 	server := xds.New(logr.Discard())
+	w.xds = server
 	xdsPort := serveXDS(b, ctx, server)
 	store := startDNSGuard(b, ctx, w.dns)
 	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy})
-	xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
+	w.envoy = xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
 	}})
 	w.createBase(b, ca.CertPEM)
