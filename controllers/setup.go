@@ -37,7 +37,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		opts:     opts,
 		gather:   newGatherer(mgr.GetClient(), mgr.GetAPIReader()),
 		cache:    translate.NewCache(),
-		status:   &statusWriter{c: mgr.GetClient(), controller: opts.ControllerName, now: opts.Clock, events: recorder},
+		status:   &statusWriter{c: mgr.GetClient(), fresh: mgr.GetAPIReader(), controller: opts.ControllerName, now: opts.Clock, events: recorder},
 		recorder: recorder,
 		log:      mgr.GetLogger().WithName("portcullis"),
 		live:     map[string]types.NamespacedName{},

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/portcullis-io/portcullis/egress"
@@ -90,18 +91,21 @@ func (idx *gatheredIndex) find(k gatheredKey) (client.Object, bool) {
 }
 
 // unchanged tells whether the stored status of the object (of obj's type, named key)
-// already says want: the gathered object is the version whose status was last found or
-// written to say the same want, or merging want into the gathered object changes
-// nothing. mutate runs on a shallow copy: the merges replace status fields and never
-// write into what they share with the gathered object.
+// already says want: the newest version known (gathered, or verified since) was found
+// or written to say the same want, or merging want into the gathered object, when it
+// is that newest version, changes nothing. mutate runs on a shallow copy: the merges
+// replace status fields and never write into what they share with the gathered object.
 func (w *statusWriter) unchanged(key types.NamespacedName, obj client.Object, want any, mutate func(client.Object) bool) bool {
 	k := gatheredKey{reflect.TypeOf(obj), key}
 	g, ok := w.gathered.find(k)
 	if !ok {
 		return false
 	}
-	if w.verified.says(k, g.GetResourceVersion(), want) {
+	switch w.verified.knows(k, g.GetResourceVersion(), want) {
+	case storedSaysWant:
 		return true
+	case storedSaysOther:
+		return false
 	}
 	v := reflect.ValueOf(g).Elem()
 	c := reflect.New(v.Type())
@@ -131,15 +135,72 @@ type verifiedEntry struct {
 	round           uint64
 }
 
-// says tells whether version rv of the object was verified to say want.
-func (v *verifiedStatuses) says(k gatheredKey, rv string, want any) bool {
+// knowledge is what the writer knows of an object's stored status, against a want.
+type knowledge int
+
+const (
+	// compareGathered: the gathered copy is the newest version known; merging want
+	// into it tells.
+	compareGathered knowledge = iota
+	// storedSaysWant: the newest version known was found or written to say want.
+	storedSaysWant
+	// storedSaysOther: a version newer than the gathered copy (or one that cannot be
+	// ordered against it) is known and says something else: read the object and merge.
+	storedSaysOther
+)
+
+// knows tells what is known of the stored status of k, given the gathered version rv.
+//
+// The gathered copy can be older than what this writer stored since: a reused
+// translation keeps the objects it gathered, and a status write is no input event
+// (specOnly, setup.go), so after a write the gathered copy stays the version before
+// it until some input changes. Merging into that copy alone lost a status that went
+// True, then Pending, then True again: the copy said True, the object Pending, and
+// nothing wrote it again (at 10,000 Backends, some stayed Pending while Envoy ran
+// them). Versions are ordered as integers, which the API server guarantees since
+// comparable resource versions (KEP-5504); one that is not an integer orders nothing.
+func (v *verifiedStatuses) knows(k gatheredKey, rv string, want any) knowledge {
 	v.mu.Lock()
 	e := v.entries[k]
 	if e != nil {
 		e.round = v.round
 	}
 	v.mu.Unlock()
-	return e != nil && rv != "" && e.resourceVersion == rv && sameWant(e.want, want)
+	if e == nil || e.resourceVersion == "" || rv == "" {
+		return compareGathered
+	}
+	if e.resourceVersion != rv {
+		if c, ok := versionOrder(e.resourceVersion, rv); ok && c < 0 {
+			return compareGathered
+		}
+	}
+	switch {
+	case sameWant(e.want, want):
+		return storedSaysWant
+	case e.resourceVersion == rv:
+		return compareGathered // the gathered copy is the version verified: merging tells
+	}
+	return storedSaysOther
+}
+
+// knowsNewer tells whether a version of k newer than rv (or one not ordered against
+// it) is known: a copy at rv is not what is stored.
+func (v *verifiedStatuses) knowsNewer(k gatheredKey, rv string) bool {
+	v.mu.Lock()
+	e := v.entries[k]
+	v.mu.Unlock()
+	if e == nil || e.resourceVersion == "" || e.resourceVersion == rv {
+		return false
+	}
+	c, ok := versionOrder(e.resourceVersion, rv)
+	return !ok || c > 0
+}
+
+// versionOrder compares two resourceVersions of one object; ok is false when either
+// is not an integer.
+func versionOrder(a, b string) (c int, ok bool) {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return c, err == nil
 }
 
 func (v *verifiedStatuses) store(k gatheredKey, rv string, want any) {

@@ -49,15 +49,7 @@ func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...c
 func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 	ctx := context.Background()
 	ns := "status-gathered"
-	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: egressv1alpha1.BackendSpec{
-		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
-			Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
-	if err := api.Client.Create(ctx, be); err != nil {
-		t.Fatal(err)
-	}
+	be := createStatusBackend(t, ns)
 	c := &countingClient{Client: api.Client}
 	w := &statusWriter{c: c, controller: "portcullis.io/gateway-controller", now: time.Now}
 	write := func(message string, gathered egressv1alpha1.Backend) (gets, updates int32) {
@@ -89,8 +81,8 @@ func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 	if gets, updates := write("first", current); gets != 0 || updates != 0 {
 		t.Fatalf("the status the gathered object carries: %d reads, %d writes; want none", gets, updates)
 	}
-	if gets, updates := write("first", stale); gets != 1 || updates != 0 {
-		t.Fatalf("a gathered copy older than the API server's: %d reads, %d writes; want 1 read and no write", gets, updates)
+	if gets, updates := write("first", stale); gets != 0 || updates != 0 {
+		t.Fatalf("a gathered copy older than the version written, same status: %d reads, %d writes; want none", gets, updates)
 	}
 	if gets, updates := write("second", current); gets != 1 || updates != 1 {
 		t.Fatalf("a changed status: %d reads, %d writes; want 1 and 1", gets, updates)
@@ -100,41 +92,70 @@ func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 	}
 }
 
-// TestVerifiedStatusesAnswerOnlyForTheSameVersionAndWant: a stored status counts as
-// verified only for the object version it was verified at and an equal want; an
-// object without a resourceVersion never counts; an entry no write asked about is
-// dropped at the end of the write.
-func TestVerifiedStatusesAnswerOnlyForTheSameVersionAndWant(t *testing.T) {
+// createStatusBackend creates namespace ns and a Backend "api" in it, for status tests.
+func createStatusBackend(t *testing.T, ns string) *egressv1alpha1.Backend {
+	t.Helper()
+	ctx := context.Background()
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: egressv1alpha1.BackendSpec{
+		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
+			Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
+	if err := api.Client.Create(ctx, be); err != nil {
+		t.Fatal(err)
+	}
+	return be
+}
+
+// TestVerifiedStatusesKnowWhatTheNewestVersionSays: what a writer verified counts for
+// the version it verified and for gathered copies older than it (a reused translation's),
+// and only for an equal want; a gathered copy newer than the entry, or the entry's own
+// version with another want, is for merging to tell; a version that cannot be ordered is
+// read; an entry no write asked about is dropped at the end of the write.
+func TestVerifiedStatusesKnowWhatTheNewestVersionSays(t *testing.T) {
 	k := gatheredKey{n: types.NamespacedName{Namespace: "apps", Name: "api"}}
 	other := gatheredKey{n: types.NamespacedName{Namespace: "apps", Name: "other"}}
 	want := func(msg string) any {
 		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Accepted", Message: msg}}}
 	}
 	var v verifiedStatuses
-	v.store(k, "7", want("ok"))
+	v.store(k, "17", want("ok"))
 	v.store(other, "3", want("ok"))
 	v.store(gatheredKey{}, "", want("ok"))
 	tests := []struct {
-		name string
-		key  gatheredKey
-		rv   string
-		want any
-		says bool
+		name     string
+		key      gatheredKey
+		gathered string
+		want     any
+		knows    knowledge
 	}{
-		{"the same version and an equal want", k, "7", want("ok"), true},
-		{"a newer version", k, "8", want("ok"), false},
-		{"a different want", k, "7", want("changed"), false},
-		{"an object never verified", gatheredKey{n: types.NamespacedName{Name: "new"}}, "7", want("ok"), false},
-		{"an object without a resourceVersion", gatheredKey{}, "", want("ok"), false},
+		{"the version verified, an equal want", k, "17", want("ok"), storedSaysWant},
+		{"the version verified, another want", k, "17", want("changed"), compareGathered},
+		{"an older gathered copy, an equal want", k, "9", want("ok"), storedSaysWant},
+		{"an older gathered copy, another want", k, "9", want("changed"), storedSaysOther},
+		{"a newer gathered copy", k, "18", want("ok"), compareGathered},
+		{"a gathered version that is no integer", k, "x7", want("ok"), storedSaysWant},
+		{"a gathered version that is no integer, another want", k, "x7", want("changed"), storedSaysOther},
+		{"an object never verified", gatheredKey{n: types.NamespacedName{Name: "new"}}, "7", want("ok"), compareGathered},
+		{"an object without a resourceVersion", gatheredKey{}, "", want("ok"), compareGathered},
 	}
 	for _, tc := range tests {
-		if got := v.says(tc.key, tc.rv, tc.want); got != tc.says {
-			t.Errorf("%s: says %v, want %v", tc.name, got, tc.says)
+		if got := v.knows(tc.key, tc.gathered, tc.want); got != tc.knows {
+			t.Errorf("%s: knows %d, want %d", tc.name, got, tc.knows)
+		}
+	}
+	for _, tc := range []struct {
+		read  string
+		newer bool
+	}{{"17", false}, {"16", true}, {"18", false}, {"x", true}} {
+		if got := v.knowsNewer(k, tc.read); got != tc.newer {
+			t.Errorf("a copy at %q: knowsNewer %v, want %v", tc.read, got, tc.newer)
 		}
 	}
 	v.sweep() // every entry above was asked about but other
 	v.sweep() // the second write asks about nothing
-	if v.says(k, "7", want("ok")) || len(v.entries) != 0 {
+	if v.knows(k, "17", want("ok")) != compareGathered || len(v.entries) != 0 {
 		t.Errorf("entries no write asked about were kept: %d left", len(v.entries))
 	}
 }

@@ -24,7 +24,10 @@ import (
 // changes no resourceVersion), keeping transition times and other controllers' entries,
 // retrying on conflicts.
 type statusWriter struct {
-	c          client.Client
+	c client.Client
+	// fresh reads from the API server, for when the cache is behind (read); nil reads
+	// only c.
+	fresh      client.Reader
 	controller gwapiv1.GatewayController
 	now        func() time.Time
 	// events receives an Event per condition that turns False or recovers
@@ -151,7 +154,7 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 func (w *statusWriter) verifiedAlready(t reflect.Type, key string, want any) bool {
 	k := gatheredKey{t, parseKey(key)}
 	g, ok := w.gathered.find(k)
-	return ok && w.verified.says(k, g.GetResourceVersion(), want)
+	return ok && w.verified.knows(k, g.GetResourceVersion(), want) == storedSaysWant
 }
 
 // update reads the object, lets mutate change its status, and writes it only if mutate
@@ -162,10 +165,12 @@ func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj
 	if w.unchanged(key, obj, want, mutate) {
 		return nil
 	}
+	k, conflicted := gatheredKey{reflect.TypeOf(obj), key}, false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := w.c.Get(ctx, key, obj); err != nil {
+		if err := w.read(ctx, k, obj, conflicted); err != nil {
 			return err
 		}
+		conflicted = true // a next attempt follows a conflict
 		before := conditionsOf(obj, w.controller)
 		if !mutate(obj) {
 			return nil
@@ -178,12 +183,28 @@ func (w *statusWriter) update(ctx context.Context, key types.NamespacedName, obj
 		return nil
 	})
 	if err == nil {
-		w.verified.store(gatheredKey{reflect.TypeOf(obj), key}, obj.GetResourceVersion(), want)
+		w.verified.store(k, obj.GetResourceVersion(), want)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	return err
+}
+
+// read gets the object from the cache, or from the API server when the cache's copy is
+// older than a version this writer knows (its own last write not seen yet) or a write
+// was just refused as a conflict: a copy older than what is stored can say "nothing to
+// write" while the stored status says something else, and nothing would write it
+// again.
+func (w *statusWriter) read(ctx context.Context, k gatheredKey, obj client.Object, conflicted bool) error {
+	if err := w.c.Get(ctx, k.n, obj); err != nil {
+		return err
+	}
+	if w.fresh == nil || (!conflicted && !w.verified.knowsNewer(k, obj.GetResourceVersion())) {
+		return nil
+	}
+	reflect.ValueOf(obj).Elem().SetZero() // decoding would keep fields the fresh copy lacks
+	return w.fresh.Get(ctx, k.n, obj)
 }
 
 // mergeConditions merges want into *stored and reports whether anything changed.
