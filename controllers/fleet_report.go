@@ -153,7 +153,7 @@ func (fs fleetState) withPeers(peers []fleetReport) fleetState {
 	}
 	localEnvoys := len(fs.status.Envoys) > 0
 	if !localEnvoys {
-		fs.running = nil
+		fs.running, fs.forgotten = nil, false
 	}
 	complete := localEnvoys == (fs.running != nil)
 	for _, p := range peers {
@@ -162,7 +162,7 @@ func (fs fleetState) withPeers(peers []fleetReport) fleetState {
 			fs.peerRejection = p.Rejection
 		}
 		if p.Envoys > 0 && !p.Accepted {
-			complete = false
+			complete, fs.forgotten = false, false // a peer's Envoy is behind for another reason
 		}
 		for _, c := range p.Running {
 			fs.running = append(fs.running, &versionContent{gateway: c.Gateway, backends: generationsOf(c.Backends)})

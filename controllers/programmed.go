@@ -134,6 +134,9 @@ type fleetState struct {
 	running []*versionContent
 	// problem is why the Gateway's new configuration was not published.
 	problem error
+	// forgotten: running is nil only because an Envoy runs a version older than those
+	// remembered (programmed_forgotten.go).
+	forgotten bool
 	// peerEnvoys and peerRejection come from the other replicas' reports (fleet_report.go).
 	peerEnvoys    int
 	peerRejection string
@@ -154,7 +157,7 @@ func (r *Reconciler) localFleetState(gateway string, problem error) fleetState {
 	for _, v := range versions {
 		c := r.versions.find(gateway, v)
 		if c == nil {
-			return fleetState{status: fs.status, problem: problem}
+			return fleetState{status: fs.status, problem: problem, forgotten: true}
 		}
 		fs.running = append(fs.running, c)
 	}
@@ -179,6 +182,8 @@ type programState struct {
 	ok      bool
 	reason  string // xds.ReasonProgrammed, ReasonRejected, ReasonPending, or Invalid
 	message string
+	// forgotten: not ok only because an Envoy runs a version too old to look into.
+	forgotten bool
 }
 
 // gatewayState: Programmed when the Envoys run the Gateway's current generation and
@@ -205,7 +210,7 @@ func (fs fleetState) gatewayState(generation int64) programState {
 	if reason == xds.ReasonProgrammed { // the latest is accepted but was published for an older generation
 		reason, message = xds.ReasonPending, "waiting for the configuration of this generation to be published"
 	}
-	return programState{reason: reason, message: message}
+	return programState{reason: reason, message: message, forgotten: fs.forgotten && reason == xds.ReasonPending}
 }
 
 // markProgrammed turns the translator's Pending Programmed conditions into what Envoy
@@ -219,7 +224,7 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 		if obj := gateways[key]; obj != nil {
 			generation = obj.Generation
 		}
-		gatewayStates[key] = fleets[key].gatewayState(generation)
+		gatewayStates[key] = r.stillProgrammedGateway(key, generation, fleets[key].gatewayState(generation))
 		applyProgrammed(st, gatewayStates[key])
 		markRejectedListeners(st, gateways[key], gatewayStates[key])
 	}
@@ -230,24 +235,29 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 			continue
 		}
 		ps := backendState(key, translatedGeneration(st), result.BackendGateways[key], fleets, gatewayStates, acks)
+		ps = r.marks.stillProgrammed(key, translatedGeneration(st), ps, acks.of(result.BackendGateways[key]))
 		result.Statuses.Backends[key] = r.marks.backend(key, st, programmedMark{boolStatus(ps.ok), ps.backendReason(), ps.message})
 	}
 	r.marks.sweep()
+	r.rememberProgrammedGateways(gatewayStates, gateways)
 }
 
 // backendState: Programmed when the Envoys of every Gateway using the Backend run its
 // current generation; otherwise the first Gateway's reason, a rejection first.
 func backendState(key string, generation int64, gateways []string, fleets map[string]fleetState, gatewayStates map[string]programState, acks ackMessages) programState {
 	out := programState{ok: len(gateways) > 0, reason: xds.ReasonProgrammed, message: acks.of(gateways)}
+	forgotten := true
 	for _, gw := range gateways {
 		if fleets[gw].inForce(func(c *versionContent) bool { g, ok := c.backends.get(key); return ok && g == generation }) {
 			continue
 		}
 		st := gatewayStates[gw]
+		forgotten = forgotten && fleets[gw].forgotten && (st.ok || st.forgotten)
 		if st.ok {
 			st = programState{reason: xds.ReasonPending, message: "waiting for Envoy to accept this generation of the Backend"}
 		}
 		out.ok = false
+		out.forgotten = forgotten
 		if out.reason != xds.ReasonRejected {
 			out.reason, out.message = st.reason, gw+": "+st.message
 		}

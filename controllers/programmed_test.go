@@ -24,35 +24,7 @@ func TestProgrammedFollowsWhatEnvoyRuns(t *testing.T) {
 	w := newWorld(t)
 	const ns = "programmed"
 	gwPort := xdstest.FreePort(t)
-	w.apply(egressGatewayYAML(ns, gwPort, "Same") + fmt.Sprintf(`
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: edited, namespace: %[1]s}
-spec:
-  destination:
-    type: IP
-    ip: {address: 127.0.0.1}
-    ports: [{name: http, port: 9080, protocol: HTTP}]
----
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: untouched, namespace: %[1]s}
-spec:
-  destination:
-    type: IP
-    ip: {address: 127.0.0.1}
-    ports: [{name: http, port: 9081, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: api, namespace: %[1]s}
-spec:
-  parentRefs: [{name: egress}]
-  rules:
-  - backendRefs: [{group: egress.portcullis.io, kind: Backend, name: edited}]
-  - matches: [{path: {type: PathPrefix, value: /other}}]
-    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: untouched}]
-`, ns))
+	w.apply(egressGatewayYAML(ns, gwPort, "Same") + twoBackendsYAML(ns))
 	envoy := w.startEnvoy(ns + "/egress")
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
 	edited := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "edited", Namespace: ns}}
@@ -80,6 +52,96 @@ spec:
 
 	resume()
 	w.condition(edited, func() []metav1.Condition { return edited.Status.Conditions }, "Programmed", "True", "Programmed")
+}
+
+// twoBackendsYAML is the Backends "edited" and "untouched" in ns and a route of the
+// Gateway "egress" to each.
+func twoBackendsYAML(ns string) string {
+	return fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: edited, namespace: %[1]s}
+spec:
+  destination:
+    type: IP
+    ip: {address: 127.0.0.1}
+    ports: [{name: http, port: 9080, protocol: HTTP}]
+---
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: untouched, namespace: %[1]s}
+spec:
+  destination:
+    type: IP
+    ip: {address: 127.0.0.1}
+    ports: [{name: http, port: 9081, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules:
+  - backendRefs: [{group: egress.portcullis.io, kind: Backend, name: edited}]
+  - matches: [{path: {type: PathPrefix, value: /other}}]
+    backendRefs: [{group: egress.portcullis.io, kind: Backend, name: untouched}]
+`, ns)
+}
+
+// TestProgrammedOutlastsAnEnvoyFarBehind: an Envoy more versions behind than the
+// reconciler remembers (maxVersions) runs a version it cannot look into; the Gateway
+// and a Backend it ran at their current generations stay Programmed (every version
+// published since carries them, and Envoy only moves forward), rather than all of them
+// flipping to Pending and back: at 10,000 Backends under a burst that was 20,000 status
+// writes, and `kubectl wait` saw Programmed go away.
+func TestProgrammedOutlastsAnEnvoyFarBehind(t *testing.T) {
+	w := newWorld(t)
+	const ns = "programmed-far-behind"
+	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + twoBackendsYAML(ns))
+	envoy := w.startEnvoy(ns + "/egress")
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
+	edited := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "edited", Namespace: ns}}
+	untouched := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "untouched", Namespace: ns}}
+	editedConds := func() []metav1.Condition { return edited.Status.Conditions }
+	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Programmed", "True", "Programmed")
+	w.condition(edited, editedConds, "Programmed", "True", "Programmed")
+	w.condition(untouched, func() []metav1.Condition { return untouched.Status.Conditions }, "Programmed", "True", "Programmed")
+	before := resourceVersions(t, w.c, []client.Object{gw, untouched})
+
+	resume := pause(t, envoy)
+	for i := range maxVersions + 8 { // each edit is published as a version of its own
+		edited.Spec.Destination.Ports[0].Port = int32(10000 + i)
+		if err := w.c.Update(context.Background(), edited); err != nil {
+			t.Fatal(err)
+		}
+		generation := edited.Generation
+		xdstest.WaitFor(t, 20*time.Second, "the edit to be translated", func() error {
+			if err := w.c.Get(context.Background(), client.ObjectKeyFromObject(edited), edited); err != nil {
+				return err
+			}
+			if c := findCond(edited.Status.Conditions, "Programmed"); c == nil || c.ObservedGeneration != generation {
+				return fmt.Errorf("Programmed is not of generation %d yet", generation)
+			}
+			return nil
+		})
+	}
+	if after := resourceVersions(t, w.c, []client.Object{gw, untouched}); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the Gateway's and the untouched Backend's statuses were rewritten while Envoy was %d versions behind (%v -> %v): %s",
+			maxVersions+8, before, after, programmedMessages(gw, untouched))
+	}
+	resume()
+	w.condition(edited, editedConds, "Programmed", "True", "Programmed")
+}
+
+// programmedMessages are the objects' Programmed conditions, for a failure message.
+func programmedMessages(gw *gwapiv1.Gateway, b *egressv1alpha1.Backend) string {
+	var out []string
+	for _, c := range []*metav1.Condition{findCond(gw.Status.Conditions, "Programmed"), findCond(b.Status.Conditions, "Programmed")} {
+		if c != nil {
+			out = append(out, fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // TestRouteMovesMakeBeforeBreak: a route moved from Backend a to b is published in

@@ -95,6 +95,9 @@ type Reconciler struct {
 	// versions remembers what each recently published version carries, to tell whether
 	// Envoy runs the current generation of a Gateway or Backend.
 	versions versionLogs
+	// programmedGateways is the generation of each Gateway the last marking found
+	// Programmed (programmed_forgotten.go).
+	programmedGateways map[string]int64
 	// lastPublished is the configuration last published per Gateway, retiring clusters
 	// included (retiring.go).
 	lastPublished map[string]ir.Gateway
