@@ -77,11 +77,9 @@ func staleRoutes[T any, P interface {
 // writeRoutes queues the parent statuses of every route kind.
 func (w *statusWriter) writeRoutes(ctx context.Context, q *writeQueue, st translate.Statuses) {
 	for _, kind := range routeKinds {
-		t := reflect.TypeOf(kind.newObj())
-		for key, want := range kind.statuses(st) {
-			if w.verifiedAlready(t, key, want) {
-				continue
-			}
+		wants := kind.statuses(st)
+		for _, key := range unverified(w, reflect.TypeOf(kind.newObj()), wants, storedRouteParents) {
+			want := wants[key]
 			q.do(func() error { return w.updateRouteParents(ctx, kind, key, want) })
 		}
 	}

@@ -31,6 +31,18 @@ func sameWant(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// storedBackendStatus and storedRouteParents compare a verified want with a new one of
+// the kind's own type (unverified).
+func storedBackendStatus(stored any, want *egressv1alpha1.BackendStatus) bool {
+	s, ok := stored.(*egressv1alpha1.BackendStatus)
+	return ok && sameBackendStatus(s, want)
+}
+
+func storedRouteParents(stored any, want []gwapiv1.RouteParentStatus) bool {
+	s, ok := stored.([]gwapiv1.RouteParentStatus)
+	return ok && sameRouteParents(s, want)
+}
+
 func sameBackendStatus(a, b *egressv1alpha1.BackendStatus) bool {
 	if a == nil || b == nil || a == b {
 		return a == b

@@ -89,11 +89,8 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	}
 	w.dropStale(ctx, q, st, res)
 	w.writeXBackends(ctx, q, st, res)
-	backendType := reflect.TypeFor[*egressv1alpha1.Backend]()
-	for key, want := range st.Backends {
-		if w.verifiedAlready(backendType, key, want) {
-			continue
-		}
+	for _, key := range unverified(w, reflect.TypeFor[*egressv1alpha1.Backend](), st.Backends, storedBackendStatus) {
+		want := st.Backends[key]
 		q.do(func() error {
 			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, want, func(o client.Object) bool {
 				return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
@@ -143,18 +140,6 @@ func hasAncestorOf(ancestors []gwapiv1.PolicyAncestorStatus, controller gwapiv1.
 		}
 	}
 	return false
-}
-
-// verifiedAlready tells whether the gathered version of the object (of type t, named
-// key) was verified to say want. After a translation that changed a few statuses among
-// thousands nearly every object answers yes; asking before queueing spares each of them
-// a closure, a hand-off to a worker and a new object to read into (at 10,000 Backends
-// and routes 30 ms and 16 MB a translation, BenchmarkStatusWriterNothingToWrite).
-// update asks again, with a merge when this says no.
-func (w *statusWriter) verifiedAlready(t reflect.Type, key string, want any) bool {
-	k := gatheredKey{t, parseKey(key)}
-	g, ok := w.gathered.find(k)
-	return ok && w.verified.knows(k, g.GetResourceVersion(), want) == storedSaysWant
 }
 
 // update reads the object, lets mutate change its status, and writes it only if mutate

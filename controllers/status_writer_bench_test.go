@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ import (
 // reused unit's) and the routes' are new values equal to the last ones. Nothing reaches
 // the API server (the writer has no client: a read would fail the benchmark).
 func BenchmarkStatusWriterNothingToWrite(b *testing.B) {
+	benchmarkStatusWriterNothingToWrite(b, false)
+}
+
+func benchmarkStatusWriterNothingToWrite(b *testing.B, relist bool) {
 	const n = 10000
 	ctx := context.Background()
 	since := metav1.NewTime(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
@@ -57,8 +62,21 @@ func BenchmarkStatusWriterNothingToWrite(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
+		if relist {
+			b.StopTimer()
+			res = &egress.Resources{Backends: slices.Clone(res.Backends), HTTPRoutes: slices.Clone(res.HTTPRoutes)}
+			b.StartTimer()
+		}
 		if _, err := w.write(ctx, translations[i%2], res, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStatusWriterNothingToWriteRelisted is BenchmarkStatusWriterNothingToWrite
+// with the Backends and routes listed again before each write, as after a create (a new
+// object of each kind): every object is a new copy of the same version, so the gathered
+// index is built again and each status is verified by name and resourceVersion.
+func BenchmarkStatusWriterNothingToWriteRelisted(b *testing.B) {
+	benchmarkStatusWriterNothingToWrite(b, true)
 }
