@@ -248,11 +248,13 @@ func (v *verifiedStatuses) sweep() {
 }
 
 // unverified lists the keys of the wants of kind t whose stored status is not known to
-// say the want (knows): the kind's gathered objects and verified entries are found
-// once, one lock is taken for the pass, and each want is compared as its own type
-// (same), not boxed. Asked object by object (both maps keyed by type and name, a lock,
-// the want boxed), at 10,000 Backends and routes this was most of a status write that
-// wrote nothing.
+// say the want (knows), before any is queued: after a translation that changed a few
+// statuses among thousands, the rest cost no closure, hand-off to a worker or object
+// to read into. The kind's gathered objects and verified entries are found once, one
+// lock is taken for the pass, and each want is compared as its own type (same), not
+// boxed. Asked object by object (both maps keyed by type and name, a lock, the want
+// boxed), at 10,000 Backends and routes this was most of a status write that wrote
+// nothing. update asks again for the keys listed, with a merge where it must.
 func unverified[W any](w *statusWriter, t reflect.Type, wants map[string]W, same func(stored any, want W) bool) []string {
 	var out []string
 	var objs map[types.NamespacedName]client.Object
