@@ -20,8 +20,9 @@ type routeKind struct {
 	newObj   func() client.Object
 	parents  func(client.Object) *[]gwapiv1.RouteParentStatus
 	// stale lists the translated routes of this kind that carry a parent entry of the
-	// controller but got no status (written: translation's statuses of the kind).
-	stale func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) []string
+	// controller (or whose newer version does, known: statusWriter.wroteNewer) but got
+	// no status (written: translation's statuses of the kind).
+	stale func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string
 }
 
 var routeKinds = []routeKind{
@@ -29,24 +30,24 @@ var routeKinds = []routeKind{
 		statuses: func(st translate.Statuses) map[string][]gwapiv1.RouteParentStatus { return st.HTTPRoutes },
 		newObj:   func() client.Object { return &gwapiv1.HTTPRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.HTTPRoute).Status.Parents },
-		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) []string {
-			return staleRoutes(res.HTTPRoutes, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller)
+		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
+			return staleRoutes(res.HTTPRoutes, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 	{
 		statuses: func(st translate.Statuses) map[string][]gwapiv1.RouteParentStatus { return st.TLSRoutes },
 		newObj:   func() client.Object { return &gwapiv1.TLSRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.TLSRoute).Status.Parents },
-		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) []string {
-			return staleRoutes(res.TLSRoutes, func(r *gwapiv1.TLSRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller)
+		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
+			return staleRoutes(res.TLSRoutes, func(r *gwapiv1.TLSRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 	{
 		statuses: func(st translate.Statuses) map[string][]gwapiv1.RouteParentStatus { return st.TCPRoutes },
 		newObj:   func() client.Object { return &gwapiv1.TCPRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.TCPRoute).Status.Parents },
-		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) []string {
-			return staleRoutes(res.TCPRoutes, func(r *gwapiv1.TCPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller)
+		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
+			return staleRoutes(res.TCPRoutes, func(r *gwapiv1.TCPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 }
@@ -58,12 +59,12 @@ var routeKinds = []routeKind{
 func staleRoutes[T any, P interface {
 	*T
 	client.Object
-}](items []T, parents func(P) []gwapiv1.RouteParentStatus, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) []string {
+}](items []T, parents func(P) []gwapiv1.RouteParentStatus, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
 	var out []string
 	var key []byte
 	for i := range items {
 		p := P(&items[i])
-		if !hasRouteParentOf(parents(p), controller) {
+		if !hasRouteParentOf(parents(p), controller) && !known(p) {
 			continue
 		}
 		key = append(append(append(key[:0], p.GetNamespace()...), '/'), p.GetName()...)
@@ -88,7 +89,7 @@ func (w *statusWriter) writeRoutes(ctx context.Context, q *writeQueue, st transl
 // dropStaleRoutes removes our parent entries from routes translation gave no status.
 func (w *statusWriter) dropStaleRoutes(ctx context.Context, q *writeQueue, st translate.Statuses, res *egress.Resources) {
 	for _, kind := range routeKinds {
-		for _, key := range kind.stale(res, kind.statuses(st), w.controller) {
+		for _, key := range kind.stale(res, kind.statuses(st), w.controller, w.wroteNewer) {
 			q.do(func() error { return w.updateRouteParents(ctx, kind, key, nil) })
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -99,5 +100,41 @@ func TestStatusWriteReadsPastALaggingCache(t *testing.T) {
 	s.write(metav1.ConditionTrue, gathered)  // the cache says True, the object False since
 	if got := programmedOf(s.stored()); got != metav1.ConditionTrue {
 		t.Fatalf("stored Programmed=%s; want True", got)
+	}
+}
+
+// TestParentEntryWrittenAfterTheGatherIsDropped: a route's parent entry written after
+// the gather whose translation no longer gives the route a status (its Gateway went in
+// between) is dropped, although the gathered copy shows no entry of ours: the writer
+// knows it wrote a newer version carrying one. Otherwise it stayed, Accepted for a
+// Gateway that was gone, until some later input change.
+func TestParentEntryWrittenAfterTheGatherIsDropped(t *testing.T) {
+	ctx := context.Background()
+	createStatusBackend(t, "status-written-after-gather")
+	route := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "status-written-after-gather", Name: "api"},
+		Spec: gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "egress"}}}}}
+	if err := api.Client.Create(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	const controller = "portcullis.io/gateway-controller"
+	w := &statusWriter{c: api.Client, fresh: api.Client, controller: controller, now: time.Now}
+	gathered := *route.DeepCopy() // no status: gathered before the write below
+	key := route.Namespace + "/" + route.Name
+	accepted := translate.Statuses{HTTPRoutes: map[string][]gwapiv1.RouteParentStatus{key: {{
+		ParentRef: gwapiv1.ParentReference{Name: "egress"}, ControllerName: controller,
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "test", ObservedGeneration: 1}},
+	}}}}
+	res := &egress.Resources{HTTPRoutes: []gwapiv1.HTTPRoute{gathered}}
+	if _, err := w.write(ctx, accepted, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.write(ctx, translate.Statuses{}, res, nil); err != nil { // the Gateway is gone
+		t.Fatal(err)
+	}
+	if err := api.Client.Get(ctx, client.ObjectKeyFromObject(route), route); err != nil {
+		t.Fatal(err)
+	}
+	if hasRouteParentOf(route.Status.Parents, controller) {
+		t.Fatalf("our parent entry stayed: %+v", route.Status.Parents)
 	}
 }

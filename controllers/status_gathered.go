@@ -197,14 +197,23 @@ func judge(verified, rv string, same bool) knowledge {
 // knowsNewer tells whether a version of k newer than rv (or one not ordered against
 // it) is known: a copy at rv is not what is stored.
 func (v *verifiedStatuses) knowsNewer(k gatheredKey, rv string) bool {
+	return v.newerEntry(k, rv) != nil
+}
+
+// newerEntry is the entry of k when it is of a version newer than rv (or one not
+// ordered against it); nil otherwise. Entries are replaced, never modified, so its
+// version and want may be read without the lock.
+func (v *verifiedStatuses) newerEntry(k gatheredKey, rv string) *verifiedEntry {
 	v.mu.Lock()
 	e := v.kindLocked(k.t)[k.n]
 	v.mu.Unlock()
 	if e == nil || e.resourceVersion == "" || e.resourceVersion == rv {
-		return false
+		return nil
 	}
-	c, ok := versionOrder(e.resourceVersion, rv)
-	return !ok || c > 0
+	if c, ok := versionOrder(e.resourceVersion, rv); ok && c < 0 {
+		return nil
+	}
+	return e
 }
 
 // versionOrder compares two resourceVersions of one object; ok is false when either

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -66,7 +67,7 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 }
 
 // TestStaleRoutesAreOursWithoutAStatus: a route is stale when it carries a parent entry
-// of ours and translation gave it no status; another controller's entries, and routes
+// of ours (or a newer version of it is known to) and translation gave it no status; another controller's entries, and routes
 // translation gave a status, are left alone.
 func TestStaleRoutesAreOursWithoutAStatus(t *testing.T) {
 	const ours, theirs = gwapiv1.GatewayController("portcullis.io/gateway-controller"), gwapiv1.GatewayController("example.com/other")
@@ -83,10 +84,12 @@ func TestStaleRoutesAreOursWithoutAStatus(t *testing.T) {
 		route("theirs-only", theirs),
 		route("no-parents"),
 		route("ours-dropped-too", ours),
+		route("ours-written-since-the-gather"),
 	}
 	written := map[string][]gwapiv1.RouteParentStatus{"apps/ours-written": nil, "apps/theirs-only": nil}
-	got := staleRoutes(items, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, ours)
-	want := []string{"apps/ours-dropped", "apps/ours-dropped-too"}
+	known := func(o client.Object) bool { return o.GetName() == "ours-written-since-the-gather" }
+	got := staleRoutes(items, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, ours, known)
+	want := []string{"apps/ours-dropped", "apps/ours-dropped-too", "apps/ours-written-since-the-gather"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("stale routes = %q; want %q", got, want)
 	}

@@ -109,7 +109,7 @@ func (w *statusWriter) dropStale(ctx context.Context, q *writeQueue, st translat
 	for i := range res.BackendTLSPolicies {
 		p := &res.BackendTLSPolicies[i]
 		key := p.Namespace + "/" + p.Name
-		if _, ok := st.BackendTLSPolicies[key]; ok || !hasAncestorOf(p.Status.Ancestors, w.controller) {
+		if _, ok := st.BackendTLSPolicies[key]; ok || !(hasAncestorOf(p.Status.Ancestors, w.controller) || w.wroteNewer(p)) {
 			continue
 		}
 		q.do(func() error {
@@ -122,6 +122,20 @@ func (w *statusWriter) dropStale(ctx context.Context, q *writeQueue, st translat
 			})
 		})
 	}
+}
+
+// wroteNewer tells whether this writer stored entries of its own in a version of the
+// gathered obj newer than it: a status written after the gather, which the copy cannot
+// show. Without it, an entry written just before the gather that dropped its route
+// (the cache not yet holding the write) stayed, saying Accepted for a Gateway that was
+// gone, until some later input change.
+func (w *statusWriter) wroteNewer(obj client.Object) bool {
+	e := w.verified.newerEntry(gatheredKey{reflect.TypeOf(obj), client.ObjectKeyFromObject(obj)}, obj.GetResourceVersion())
+	if e == nil {
+		return false
+	}
+	v := reflect.ValueOf(e.want)
+	return v.Kind() == reflect.Slice && v.Len() > 0
 }
 
 func hasRouteParentOf(parents []gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController) bool {
