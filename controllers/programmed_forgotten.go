@@ -11,8 +11,9 @@ import (
 // while a burst of creates publishes version after version) runs a version the
 // reconciler no longer remembers, so what it carries is unknown. Read as "not in force",
 // that flipped every Programmed Gateway and Backend to Pending and back once Envoy
-// caught up: at 10,000 Backends 20,000 status writes in the middle of the burst, and a
-// `kubectl wait --for=condition=Programmed` that had returned saw it go away.
+// caught up: at 10,000 Backends up to 20,000 status writes in the middle of a burst (a
+// bound, not a count), and a `kubectl wait --for=condition=Programmed` that had
+// returned saw it go away.
 //
 // An object found Programmed at its current generation by the last marking stays so
 // when the only news is such a forgotten version: the versions Envoy ran then carried

@@ -92,7 +92,7 @@ spec:
 // reconciler remembers (maxVersions) runs a version it cannot look into; the Gateway
 // and a Backend it ran at their current generations stay Programmed (every version
 // published since carries them, and Envoy only moves forward), rather than all of them
-// flipping to Pending and back: at 10,000 Backends under a burst that was 20,000 status
+// flipping to Pending and back: at 10,000 Backends under a burst that could be 20,000 status
 // writes, and `kubectl wait` saw Programmed go away.
 func TestProgrammedOutlastsAnEnvoyFarBehind(t *testing.T) {
 	w := newWorld(t)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -44,10 +45,8 @@ func (s statusSequence) stored() egressv1alpha1.Backend {
 }
 
 func programmedOf(b egressv1alpha1.Backend) metav1.ConditionStatus {
-	for _, c := range b.Status.Conditions {
-		if c.Type == egressv1alpha1.ConditionProgrammed {
-			return c.Status
-		}
+	if c := findCond(b.Status.Conditions, egressv1alpha1.ConditionProgrammed); c != nil {
+		return c.Status
 	}
 	return ""
 }
@@ -110,7 +109,9 @@ func TestStatusWriteReadsPastALaggingCache(t *testing.T) {
 // Gateway that was gone, until some later input change.
 func TestParentEntryWrittenAfterTheGatherIsDropped(t *testing.T) {
 	ctx := context.Background()
-	createStatusBackend(t, "status-written-after-gather")
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "status-written-after-gather"}}); err != nil {
+		t.Fatal(err)
+	}
 	route := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "status-written-after-gather", Name: "api"},
 		Spec: gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "egress"}}}}}
 	if err := api.Client.Create(ctx, route); err != nil {
