@@ -63,6 +63,12 @@ type analysis struct {
 	// items are the published snapshot's resources by name, per type URL
 	// (snapshot_items.go), set by Publish; nil: build them from nothing.
 	items map[string]map[string]types.ResourceWithTTL
+	// plain is items without their TTLs (servedSnapshot).
+	plain map[string]map[string]types.Resource
+	// refs count the references to each name (consistency_counts.go), set once the
+	// analysis is the Gateway's memo; pendingRefs are the changes its check counted.
+	refs        refCounts
+	pendingRefs map[refKey]int
 }
 
 // analyze orders the resources canonically and learns the facts of those prev does not
@@ -356,18 +362,6 @@ func typeDigest(st *sorted) [sha256.Size]byte {
 	}
 	h.Write(buf)
 	return [sha256.Size]byte(h.Sum(nil))
-}
-
-func (a *analysis) secretRefs() map[string]bool {
-	refs := map[string]bool{}
-	for _, st := range a.types {
-		for _, f := range st.facts {
-			for _, name := range f.secrets {
-				refs[name] = true
-			}
-		}
-	}
-	return refs
 }
 
 // sameReferences tells whether a has the resource names of prev, type by type, and

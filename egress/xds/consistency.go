@@ -8,63 +8,24 @@ import (
 	"sync"
 
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// consistent checks that a snapshot can be served over ADS as a whole: go-control-plane's
-// Consistent (the route configurations are exactly those the listeners name, the
-// endpoint resources exactly those the EDS clusters name) and the same for secrets.
+// A snapshot is served over ADS only as a whole, and only when it is consistent: the
+// route configurations are exactly those the listeners name, the endpoint resources
+// exactly those the EDS clusters name (go-control-plane's Consistent), and the secrets
+// exactly those the listeners, clusters and route tables name (consistency_counts.go
+// checks the three).
 //
 // Secrets need the check as much: in ADS mode the snapshot cache answers a request only
 // when it names every resource of the type the snapshot holds, so one secret nothing
 // references would hold back every secret, and a referenced secret that is missing
 // leaves its listener or cluster warming forever.
-func consistent(snapshot *cachev3.Snapshot, referencedSecrets map[string]bool) error {
-	if err := snapshot.Consistent(); err != nil {
-		// Name the culprits; go-control-plane's message prints whole name sets.
-		refs := cachev3.GetAllResourceReferences(snapshot.Resources)
-		if errs := errors.Join(
-			compareReferences(snapshot, resource.RouteType, refs[resource.RouteType]),
-			compareReferences(snapshot, resource.EndpointType, refs[resource.EndpointType]),
-		); errs != nil {
-			return errs
-		}
-		return err
-	}
-	return compareReferences(snapshot, resource.SecretType, referencedSecrets)
-}
 
 // maxNamed bounds the names an inconsistency error lists.
 const maxNamed = 5
-
-// compareReferences reports the resources of typeURL that are referenced but missing
-// and those present but not referenced.
-func compareReferences(snapshot *cachev3.Snapshot, typeURL string, referenced map[string]bool) error {
-	present := snapshot.GetResources(typeURL)
-	var missing, unreferenced []string
-	for name := range referenced {
-		if _, ok := present[name]; !ok {
-			missing = append(missing, name)
-		}
-	}
-	for name := range present {
-		if !referenced[name] {
-			unreferenced = append(unreferenced, name)
-		}
-	}
-	var errs []error
-	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("%s %s referenced but missing", kind(typeURL), someNames(missing)))
-	}
-	if len(unreferenced) > 0 {
-		errs = append(errs, fmt.Errorf("%s %s not referenced by any resource", kind(typeURL), someNames(unreferenced)))
-	}
-	return errors.Join(errs...)
-}
 
 // someNames lists the first names in order, and how many more there are.
 func someNames(names []string) string {

@@ -39,7 +39,8 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	s.mu.Unlock()
 	analysis.versionResources(s.memos[gateway], salts)
 	if s.publishedVersion(gateway) == version {
-		analysis.items = s.memos[gateway].publishedItems() // the snapshot's, which stays
+		analysis.items, analysis.plain = s.memos[gateway].publishedItems() // the snapshot's, which stay
+		analysis.takeRefs(s.memos[gateway])
 		s.memos[gateway] = analysis
 		return version, false, nil
 	}
@@ -51,13 +52,14 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	}
 	snapshot.VersionMap = analysis.versionMap()
 	if !analysis.sameReferences(s.memos[gateway]) {
-		if err := consistent(snapshot, analysis.secretRefs()); err != nil {
+		if err := analysis.checkReferences(s.memos[gateway]); err != nil {
 			return "", false, fmt.Errorf("xds: publish %s: inconsistent snapshot, the last one stays: %w", gateway, err)
 		}
 	}
 	if err := s.cache.SetSnapshot(context.Background(), gateway, snapshot); err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
+	analysis.takeRefs(s.memos[gateway])
 	s.memos[gateway] = analysis
 	counts := resourceCounts(byType)
 	s.setPublished(gateway, version, typeVersions, counts, analysis)

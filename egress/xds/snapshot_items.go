@@ -18,38 +18,54 @@ import (
 // never modified once made (go-control-plane only reads them), so a type with nothing
 // removed or set shares the last snapshot's map.
 
-// indexItems sets a's per-type name index from prev's (nil: from nothing).
+// indexItems sets a's per-type name indexes from prev's (nil: from nothing).
 func (a *analysis) indexItems(prev *analysis) {
 	a.items = make(map[string]map[string]types.ResourceWithTTL, len(a.types))
+	a.plain = make(map[string]map[string]types.Resource, len(a.types))
 	for i := range a.types {
 		st := &a.types[i]
-		base := prev.itemsOf(st.typeURL)
-		if base == nil {
-			a.items[st.typeURL] = indexSorted(st)
+		base, basePlain := prev.itemsOf(st.typeURL), prev.plainOf(st.typeURL)
+		if base == nil || basePlain == nil {
+			a.items[st.typeURL] = indexSorted(st, func(r types.Resource) types.ResourceWithTTL { return types.ResourceWithTTL{Resource: r} })
+			a.plain[st.typeURL] = indexSorted(st, func(r types.Resource) types.Resource { return r })
 			continue
 		}
 		dirty, removed := changedNames(st, prev.ofType(st.typeURL), false)
-		if len(dirty) == 0 && len(removed) == 0 {
-			a.items[st.typeURL] = base
-			continue
-		}
-		items := maps.Clone(base)
-		for _, name := range removed {
-			delete(items, name)
-		}
-		for _, name := range dirty {
-			items[name] = types.ResourceWithTTL{Resource: st.served(st.index(name))}
-		}
-		a.items[st.typeURL] = items
+		a.items[st.typeURL] = patchIndex(base, st, dirty, removed, func(r types.Resource) types.ResourceWithTTL { return types.ResourceWithTTL{Resource: r} })
+		a.plain[st.typeURL] = patchIndex(basePlain, st, dirty, removed, func(r types.Resource) types.Resource { return r })
 	}
 }
 
-// publishedItems is a's index (nil when a is).
-func (a *analysis) publishedItems() map[string]map[string]types.ResourceWithTTL {
+// patchIndex is base with the removed names deleted and the dirty ones set from st; base
+// itself when there are none.
+func patchIndex[V any](base map[string]V, st *sorted, dirty, removed []string, value func(types.Resource) V) map[string]V {
+	if len(dirty) == 0 && len(removed) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	for _, name := range removed {
+		delete(out, name)
+	}
+	for _, name := range dirty {
+		out[name] = value(st.served(st.index(name)))
+	}
+	return out
+}
+
+// plainOf is prev's index of typeURL without TTLs, or nil.
+func (a *analysis) plainOf(typeURL string) map[string]types.Resource {
 	if a == nil {
 		return nil
 	}
-	return a.items
+	return a.plain[typeURL]
+}
+
+// publishedItems are a's indexes (nil when a is).
+func (a *analysis) publishedItems() (map[string]map[string]types.ResourceWithTTL, map[string]map[string]types.Resource) {
+	if a == nil {
+		return nil, nil
+	}
+	return a.items, a.plain
 }
 
 func (a *analysis) itemsOf(typeURL string) map[string]types.ResourceWithTTL {
@@ -60,10 +76,10 @@ func (a *analysis) itemsOf(typeURL string) map[string]types.ResourceWithTTL {
 }
 
 // indexSorted is st's resources by name.
-func indexSorted(st *sorted) map[string]types.ResourceWithTTL {
-	items := make(map[string]types.ResourceWithTTL, len(st.names))
+func indexSorted[V any](st *sorted, value func(types.Resource) V) map[string]V {
+	items := make(map[string]V, len(st.names))
 	for i, name := range st.names {
-		items[name] = types.ResourceWithTTL{Resource: st.served(i)}
+		items[name] = value(st.served(i))
 	}
 	return items
 }
@@ -82,9 +98,24 @@ func (st *sorted) index(name string) int {
 	return sort.SearchStrings(st.names, name)
 }
 
+// servedSnapshot is the snapshot go-control-plane serves. It answers GetResources with
+// the analysis's index instead of a new map: go-control-plane asks for one each time an
+// incremental stream sends a request and each time a snapshot is published to it, a
+// copy of every resource's name at 10,000 Backends (and 1.2 MB) each time. Like the
+// other index, go-control-plane only reads it.
+type servedSnapshot struct {
+	*cachev3.Snapshot
+	plain map[string]map[string]types.Resource
+}
+
+// GetResources returns the snapshot's resources of typeURL by name; the map is shared.
+func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource {
+	return s.plain[typeURL]
+}
+
 // snapshot is a's resources as a snapshot whose types have the given versions.
-func (a *analysis) snapshot(typeVersions map[string]string) (*cachev3.Snapshot, error) {
-	snapshot := &cachev3.Snapshot{}
+func (a *analysis) snapshot(typeVersions map[string]string) (*servedSnapshot, error) {
+	snapshot := &servedSnapshot{Snapshot: &cachev3.Snapshot{}, plain: a.plain}
 	for typeURL, items := range a.items {
 		idx := cachev3.GetResponseType(typeURL)
 		if idx == types.UnknownType {

@@ -70,6 +70,15 @@ func TestSnapshotIndexIsNewSnapshots(t *testing.T) {
 			if len(got) != len(exp) {
 				t.Fatalf("%s: %s: %d resources served, %d published", step.name, typeURL, len(got), len(exp))
 			}
+			withTTL := served.GetResourcesAndTTL(typeURL)
+			if len(withTTL) != len(got) {
+				t.Fatalf("%s: %s: %d resources with TTLs, %d without", step.name, typeURL, len(withTTL), len(got))
+			}
+			for name, r := range withTTL {
+				if got[name] != r.Resource {
+					t.Fatalf("%s: %s %s is another message with its TTL than without", step.name, typeURL, name)
+				}
+			}
 			for name, m := range exp {
 				g, ok := got[name]
 				if !ok {
