@@ -1,6 +1,9 @@
 package translate
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -58,4 +61,76 @@ func routeLabels(rs []*gwapiv1.HTTPRoute) []string {
 		out[i] = r.Namespace + "/" + r.Name + "=" + r.Annotations["copy"]
 	}
 	return out
+}
+
+// TestKeptOrderFollowsARandomWalk adds and removes a few names per step, as creates and
+// deletes do among many objects, sometimes with a name twice, and compares sortedObjects
+// and sortedByKey with a fresh sort at every step. The namespaces include prefixes of
+// one another ("a", "a-x", "ab"), where namespace/name order and plain string order
+// part.
+func TestKeptOrderFollowsARandomWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1897))
+	namespaces := []string{"a", "a-x", "ab", "b", "a0"}
+	present := map[string]bool{}
+	cache := NewCache()
+	for step := range 300 {
+		for range 1 + rng.IntN(4) {
+			name := fmt.Sprintf("%s/r%d", namespaces[rng.IntN(len(namespaces))], rng.IntN(40))
+			present[name] = !present[name]
+		}
+		var names []string
+		for name, ok := range present {
+			if ok {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 && rng.IntN(10) == 0 {
+			names = append(names, names[0]+"=second")
+		}
+		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(step+1), "routes", routesNamed(names))
+		want := pointers(routesNamed(names))
+		sortObjects(want)
+		if !slices.EqualFunc(got, want, sameRoute) {
+			t.Fatalf("step %d: sortedObjects gave %v, want %v", step, routeLabels(got), routeLabels(want))
+		}
+		keys := map[string]int{}
+		for i, name := range names {
+			keys[name] = i
+		}
+		gotKeys := sortedByKey(cache, uint64(step+1), "keys", keys, func(v int) string { return names[v] })
+		if wantKeys := slices.Sorted(maps.Keys(keys)); !slices.Equal(gotKeys, wantKeys) {
+			t.Fatalf("step %d: sortedByKey gave %v, want %v", step, gotKeys, wantKeys)
+		}
+	}
+}
+
+// TestResortedRefusesAKeptOrderThatDoesNotAddUp: a kept order with a key twice, or not
+// sorted, makes resorted answer nil (the caller sorts in full) rather than a wrong order.
+func TestResortedRefusesAKeptOrderThatDoesNotAddUp(t *testing.T) {
+	less := func(a, b string) bool { return a < b }
+	tests := []struct {
+		name string
+		kept []string
+		set  []string
+		want []string
+	}{
+		{"a key added", []string{"a", "c"}, []string{"a", "b", "c"}, []string{"a", "b", "c"}},
+		{"a key removed and two added at the ends", []string{"b", "c"}, []string{"0", "b", "z"}, []string{"0", "b", "z"}},
+		{"from an empty order", []string{}, []string{"b", "a"}, []string{"a", "b"}},
+		{"kept holds a key twice", []string{"a", "a", "c"}, []string{"a", "b", "c"}, nil},
+		{"kept is not sorted", []string{"c", "a"}, []string{"a", "b", "c"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			has := func(k string) bool { return slices.Contains(tt.set, k) }
+			each := func(fn func(string)) {
+				for _, k := range tt.set {
+					fn(k)
+				}
+			}
+			if got := resorted(tt.kept, len(tt.set), has, each, less); !slices.Equal(got, tt.want) {
+				t.Errorf("resorted = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
