@@ -57,12 +57,8 @@ func withClusters(listeners []ir.Listener, desired, last ir.Gateway, keep map[st
 	out := desired
 	out.Listeners = listeners
 	out.Clusters, out.Secrets = slices.Clip(desired.Clusters), slices.Clip(desired.Secrets)
-	have := map[string]bool{}
-	for _, c := range desired.Clusters {
-		have[c.Name] = true
-	}
-	for _, c := range last.Clusters {
-		if have[c.Name] || (keep != nil && !keep[c.Name]) {
+	for _, c := range clustersOnlyIn(last.Clusters, desired.Clusters) {
+		if keep != nil && !keep[c.Name] {
 			continue
 		}
 		out.Clusters = append(out.Clusters, c)
@@ -74,12 +70,49 @@ func withClusters(listeners []ir.Listener, desired, last ir.Gateway, keep map[st
 			out.Secrets = appendSecrets(out.Secrets, last.Secrets, l.TLS.CertificateSecrets)
 		}
 	}
-	out.Clusters = slices.Clone(out.Clusters)
+	if len(out.Clusters) > len(desired.Clusters) || !clustersInOrder(desired.Clusters) {
+		out.Clusters = slices.Clone(out.Clusters)
+		slices.SortFunc(out.Clusters, func(a, b ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	}
 	out.Secrets = slices.Clone(out.Secrets)
-	slices.SortFunc(out.Clusters, func(a, b ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(out.Secrets, func(a, b ir.Secret) int { return strings.Compare(a.Name, b.Name) })
 	out.Secrets = usedSecrets(out)
 	return out
+}
+
+// clustersOnlyIn returns the clusters of last that desired has none of the name of. The
+// lists are the translation's and the last one published, both in name order: one walk
+// of both finds them, where a set of ten thousand names took 10 ms of each reconcile.
+// Lists not in order are compared through a set.
+func clustersOnlyIn(last, desired []ir.Cluster) []ir.Cluster {
+	if !clustersInOrder(last) || !clustersInOrder(desired) {
+		have := make(map[string]bool, len(desired))
+		for _, c := range desired {
+			have[c.Name] = true
+		}
+		return slices.DeleteFunc(slices.Clone(last), func(c ir.Cluster) bool { return have[c.Name] })
+	}
+	var out []ir.Cluster
+	j := 0
+	for _, c := range last {
+		for j < len(desired) && desired[j].Name < c.Name {
+			j++
+		}
+		if j == len(desired) || desired[j].Name != c.Name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// clustersInOrder tells whether the clusters are in strictly increasing name order.
+func clustersInOrder(cs []ir.Cluster) bool {
+	for i := 1; i < len(cs); i++ {
+		if cs[i-1].Name >= cs[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // usedSecrets keeps the secrets a listener or cluster of gw uses: the xDS server refuses
