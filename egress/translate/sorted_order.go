@@ -80,7 +80,8 @@ func (c *Cache) storeOrder(id string, epoch uint64, keys []string) {
 // The HTTPRoutes are put in name order on every translation too: ten thousand of them,
 // which the manager lists from its informer cache in no order at all, took a stable sort
 // of 8 ms. Their sorted names are kept the same way, and a translation whose routes have
-// exactly those names, each once, takes that order from one map of its routes by name.
+// exactly those names, each once, takes that order from one map of its routes by name;
+// one with some names more or fewer merges the new ones into it (resorted).
 
 // nameOrderEntry is the sorted names of one list of objects and the last epoch that
 // used them.
@@ -95,16 +96,17 @@ func sortedObjects[T any, P interface {
 	*T
 	object
 }](c *Cache, epoch uint64, id string, in []T) []P {
-	kept := c.nameOrder(id, epoch)
-	if len(kept) == len(in) {
-		if out, ok := inNameOrder[T, P](kept, in); ok {
-			return out
-		}
-	}
-	if kept != nil {
-		if out, names := keptNameOrder[T, P](kept, in); out != nil {
-			c.storeNameOrder(id, epoch, names)
-			return out
+	if kept := c.nameOrder(id, epoch); kept != nil {
+		if byName, ok := objectsByName[T, P](in); ok {
+			if len(kept) == len(byName) {
+				if out, ok := inNameOrder(kept, byName); ok {
+					return out
+				}
+			}
+			if out, names := keptNameOrder(kept, byName); out != nil {
+				c.storeNameOrder(id, epoch, names)
+				return out
+			}
 		}
 	}
 	out := make([]P, len(in))
@@ -123,12 +125,11 @@ func sortedObjects[T any, P interface {
 	return out
 }
 
-// inNameOrder returns the objects of in in the order of names, or false when in has a
-// name twice or one that is not among names.
-func inNameOrder[T any, P interface {
+// objectsByName indexes the objects of in by name; false when a name is there twice.
+func objectsByName[T any, P interface {
 	*T
 	object
-}](names []types.NamespacedName, in []T) ([]P, bool) {
+}](in []T) (map[types.NamespacedName]P, bool) {
 	byName := make(map[types.NamespacedName]P, len(in))
 	for i := range in {
 		o := P(&in[i])
@@ -138,6 +139,12 @@ func inNameOrder[T any, P interface {
 		}
 		byName[n] = o
 	}
+	return byName, true
+}
+
+// inNameOrder returns the objects of byName in the order of names, or false when one of
+// names is not among them.
+func inNameOrder[P any](names []types.NamespacedName, byName map[types.NamespacedName]P) ([]P, bool) {
 	out := make([]P, len(names))
 	for i, n := range names {
 		o, ok := byName[n]
@@ -149,23 +156,11 @@ func inNameOrder[T any, P interface {
 	return out, true
 }
 
-// keptNameOrder returns the objects of in sorted from kept, the sorted names of a list
-// with some names fewer or more (resorted), and their names; nil when in has a name
-// twice. The walk of kept takes each object it finds out of the map of in by name, so
-// what is left are the new names.
-func keptNameOrder[T any, P interface {
-	*T
-	object
-}](kept []types.NamespacedName, in []T) ([]P, []types.NamespacedName) {
-	byName := make(map[types.NamespacedName]P, len(in))
-	for i := range in {
-		o := P(&in[i])
-		n := nameOf(o)
-		if _, twice := byName[n]; twice {
-			return nil, nil
-		}
-		byName[n] = o
-	}
+// keptNameOrder returns the objects of byName sorted from kept, the sorted names of a
+// list with some names fewer or more (resorted), and their names; nil when kept is not
+// strictly in order. The walk of kept takes each object it finds out of byName, so what
+// is left are the new names: byName is the caller's no more.
+func keptNameOrder[P any](kept []types.NamespacedName, byName map[types.NamespacedName]P) ([]P, []types.NamespacedName) {
 	n := len(byName)
 	found := make([]P, 0, n)
 	take := func(name types.NamespacedName) bool {
