@@ -115,6 +115,7 @@ func (c callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, typeURL stri
 }
 
 func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
+	c.s.cache.forgetStream(id)
 	c.OnStreamClosed(deltaStreamID(id), node)
 }
 
@@ -123,6 +124,7 @@ func (c callbacks) OnDeltaStreamClosed(id int64, node *corev3.Node) {
 // and go-control-plane fills the node in only after this callback).
 func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
 	s := c.s
+	s.cache.expect(req, id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.streams[deltaStreamID(id)]

@@ -42,6 +42,9 @@ type typeResources struct {
 	// held is the set digest of content (heldSet): what an Envoy holding exactly
 	// these resources has (delta.go).
 	held heldSet
+	// change names the resources whose byName version may differ from the versions
+	// these were made from (delta_cache.go).
+	change *versionChange
 }
 
 // versionResources gives a's resources their versions under salts (per type URL). A
@@ -78,7 +81,7 @@ func (a *analysis) versionResources(prev *analysis, salts map[string]int) {
 // versioned is the versions of st: base's (nil: none) with removed names deleted and
 // dirty ones computed again.
 func versioned(st *sorted, base *typeResources, clusters *sorted, fetchers *typeResources, salt int, digest [sha256.Size]byte, dirty, removed []string) *typeResources {
-	r := &typeResources{digest: digest, salt: salt, fetchers: fetchers}
+	r := &typeResources{digest: digest, salt: salt, fetchers: fetchers, change: nextChange(base, dirty, removed)}
 	r.content = patched(base.contentMap(), removed, dirty, st.versionOf)
 	if base != nil {
 		r.held = base.held.changed(base.content, r.content, removed, dirty)

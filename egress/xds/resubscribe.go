@@ -1,9 +1,7 @@
 package xds
 
 import (
-	"maps"
-
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 )
 
 // Envoy names a resource in resource_names_subscribe again, without unsubscribing it
@@ -16,20 +14,14 @@ import (
 // without its CA. No sequence tried with Envoy 1.40 here (clusters changed, renamed,
 // removed and added back) made Envoy do this, so this guards the protocol rather than a
 // seen failure. A subscribed name the stream was already sent is therefore
-// presented to the cache as sent with no version, which makes the cache send the
-// resource, or its removal when the snapshot lacks it. Names a new stream reports in
+// taken as sent with no version (deltaCache), which sends the resource, or its removal
+// when the snapshot lacks it. Names a new stream reports in
 // initial_resource_versions are held by Envoy, as it says, and are not sent again.
-type resubscribingCache struct{ cachev3.SnapshotCache }
 
-func (c resubscribingCache) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, out chan cachev3.DeltaResponse) (func(), error) {
-	return c.SnapshotCache.CreateDeltaWatch(req, resubscribed(req, sub), out)
-}
-
-// resubscribed is sub, with every name req subscribes to again shown as sent without a
-// version; sub itself when there is none (the cache must not modify sub's maps).
-func resubscribed(req *cachev3.DeltaRequest, sub cachev3.Subscription) cachev3.Subscription {
-	sent := sub.ReturnedResources()
-	var forgotten map[string]string
+// forgottenNames are the names req subscribes to again that the stream was sent
+// (sent, the stream's returned resources); nil when there are none.
+func forgottenNames(req *discoveryv3.DeltaDiscoveryRequest, sent map[string]string) map[string]bool {
+	var forgotten map[string]bool
 	for _, name := range req.GetResourceNamesSubscribe() {
 		if v, ok := sent[name]; !ok || v == "" {
 			continue
@@ -38,20 +30,9 @@ func resubscribed(req *cachev3.DeltaRequest, sub cachev3.Subscription) cachev3.S
 			continue
 		}
 		if forgotten == nil {
-			forgotten = maps.Clone(sent)
+			forgotten = map[string]bool{}
 		}
-		forgotten[name] = ""
+		forgotten[name] = true
 	}
-	if forgotten == nil {
-		return sub
-	}
-	return forgottenSubscription{Subscription: sub, sent: forgotten}
+	return forgotten
 }
-
-// forgottenSubscription is a subscription whose client forgot some of what it was sent.
-type forgottenSubscription struct {
-	cachev3.Subscription
-	sent map[string]string
-}
-
-func (s forgottenSubscription) ReturnedResources() map[string]string { return s.sent }

@@ -43,7 +43,7 @@ const (
 // Server keeps the snapshots of every Gateway and serves them to Envoy over ADS.
 type Server struct {
 	log   logr.Logger
-	cache cachev3.SnapshotCache
+	cache *deltaCache
 	now   func() time.Time
 
 	// publishMu serializes Publish and Remove and guards memos, the analysis of each
@@ -74,7 +74,7 @@ func New(log logr.Logger) *Server {
 		streams:  map[int64]*streamState{},
 		changes:  newNotifier(),
 	}
-	s.cache = cachev3.NewSnapshotCache(true, nodeHash{}, cacheLogger{log.WithName("cache")})
+	s.cache = newDeltaCache(cachev3.NewSnapshotCache(true, nodeHash{}, cacheLogger{log.WithName("cache")}))
 	return s
 }
 
@@ -105,7 +105,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, opts ...grpc.Serve
 		sotw: sotw.NewServer(ctx, s.cache, callbacks{s},
 			sotw.WithOrderedADS(), sotw.WithLogger(cacheLogger{s.log.WithName("server")}),
 			sotw.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
-		delta: delta.NewServer(ctx, resubscribingCache{s.cache}, callbacks{s},
+		delta: delta.NewServer(ctx, s.cache, callbacks{s},
 			delta.WithLogger(cacheLogger{s.log.WithName("server")}),
 			delta.DeactivateLegacyWildcardForTypes(namedOnlyTypes)),
 	})

@@ -106,6 +106,8 @@ func (st *sorted) index(name string) int {
 type servedSnapshot struct {
 	*cachev3.Snapshot
 	plain map[string]map[string]types.Resource
+	// changes are the last step of each type's version history (delta_cache.go).
+	changes map[string]*versionChange
 }
 
 // GetResources returns the snapshot's resources of typeURL by name; the map is shared.
@@ -115,7 +117,10 @@ func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource 
 
 // snapshot is a's resources as a snapshot whose types have the given versions.
 func (a *analysis) snapshot(typeVersions map[string]string) (*servedSnapshot, error) {
-	snapshot := &servedSnapshot{Snapshot: &cachev3.Snapshot{}, plain: a.plain}
+	snapshot := &servedSnapshot{Snapshot: &cachev3.Snapshot{}, plain: a.plain, changes: make(map[string]*versionChange, len(a.resources))}
+	for typeURL, r := range a.resources {
+		snapshot.changes[typeURL] = r.change
+	}
 	for typeURL, items := range a.items {
 		idx := cachev3.GetResponseType(typeURL)
 		if idx == types.UnknownType {
