@@ -346,3 +346,63 @@ func BenchmarkDeltaStreamFollowsAClusterAdded10000(b *testing.B) {
 		})
 	}
 }
+
+// TestDeltaCacheWalksAStreamTooFarBehind: an Envoy that does not answer while more than
+// maxChanges snapshots are published is past the history kept; its next request is
+// answered by the full walk, with what go-control-plane sends, and the one after from
+// its view again.
+func TestDeltaCacheWalksAStreamTooFarBehind(t *testing.T) {
+	ms := &messages{t: t, cert: xdstest.SelfSignedCert(t, "behind"), kept: map[string]any{}}
+	model := refModel{clusters: map[string][2]string{}, listeners: map[string][2]string{}}
+	s := New(logr.Discard())
+	ref := referenceCache{cachev3.NewSnapshotCache(true, nodeHash{}, nil)}
+	publish := func(i int) {
+		model.clusters[fmt.Sprintf("c%d", i)] = [2]string{}
+		model.repair()
+		if _, _, err := s.Publish(testGateway, ms.resources(model, false)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ours, theirs := newEmulatedStream(s.cache, 1, s.cache.expect), newEmulatedStream(ref, 1, nil)
+	request := func(nonce string) {
+		req := &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resource.ClusterType, ResponseNonce: nonce, Node: &corev3.Node{Id: "envoy", Cluster: testGateway}}
+		ours.request(t, req)
+		theirs.request(t, proto.Clone(req).(*discoveryv3.DeltaDiscoveryRequest))
+		ours.drain(t)
+		theirs.drain(t)
+	}
+	publish(0)
+	request("")
+	request("1")
+	publish(1) // answers the open watch from the view, as the ACK was
+	if s.cache.patches != 2 {
+		t.Fatalf("%d answers from a view after an ACK and a publish, want 2", s.cache.patches)
+	}
+	for i := 2; i < maxChanges+4; i++ { // the watch answered above is not opened again
+		publish(i)
+	}
+	kept := 0
+	for c := changeOf(s.cache.snapshots[testGateway], resource.ClusterType); c != nil; c = c.prev {
+		kept++
+	}
+	if kept > maxChanges+1 {
+		t.Errorf("%d steps of history kept after %d publishes, want at most %d", kept, maxChanges+4, maxChanges+1)
+	}
+	request("2")
+	if s.cache.patches != 2 {
+		t.Fatalf("%d answers from a view for a stream %d publishes behind, want the full walk", s.cache.patches, maxChanges+2)
+	}
+	request("3")
+	publish(maxChanges + 4)
+	if s.cache.patches != 4 {
+		t.Fatalf("%d answers from a view after the walk placed the stream, want 4 (its ACK and the publish)", s.cache.patches)
+	}
+	ours.drain(t)
+	theirs.drain(t)
+	if !slices.Equal(ours.responses, theirs.responses) || len(ours.responses) != 4 {
+		t.Fatalf("deltaCache sent\n%s\ngo-control-plane sent\n%s", strings.Join(ours.responses, "\n"), strings.Join(theirs.responses, "\n"))
+	}
+}

@@ -40,7 +40,8 @@ const envPropagationRoutes = "BENCH_PROPAGATION_ROUTES"
 
 // envPropagationProfile names a file to write a CPU profile of the tries to (the manager,
 // the xDS server and the benchmark's client: the API server, etcd and Envoy are
-// processes of their own).
+// processes of their own), and beside it the allocation profiles before and after the
+// tries (FILE.allocs-before, FILE.allocs-after: pprof -diff_base).
 const envPropagationProfile = "BENCH_PROPAGATION_PROFILE"
 
 // BenchmarkPropagation creates, through the API server, a Backend and an HTTPRoute for
@@ -58,7 +59,12 @@ func BenchmarkPropagation(b *testing.B) {
 		stopTrace := startTrace(b, os.Getenv(envPropagationTrace))
 		stopProfile := func() {}
 		if path := os.Getenv(envPropagationProfile); path != "" {
-			stopProfile = cpuProfile(b, path)
+			stopCPU := cpuProfile(b, path)
+			writeAllocs(b, path+".allocs-before")
+			stopProfile = func() {
+				stopCPU()
+				writeAllocs(b, path+".allocs-after")
+			}
 		}
 		for i := 0; b.Loop(); i++ {
 			markChange(i, "start")
