@@ -242,6 +242,11 @@ func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnap
 		d = in.walk(sent)
 	}
 	respond := len(d.send) > 0 || len(d.removed) > 0 || (sub.IsWildcard() && req.GetResponseNonce() == "")
+	if respond {
+		for _, name := range d.quiet {
+			delete(d.next, name)
+		}
+	}
 	c.placeLocked(stream, typeURL, d, sent, at, sub.IsWildcard(), respond)
 	if !respond {
 		return nil
@@ -250,7 +255,9 @@ func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnap
 }
 
 // placeLocked records the stream's view after d: d's map once the response is sent;
-// sent when no response is and it holds what d would have made it.
+// sent when no response is and it holds what d would have made it. A map that keeps
+// names no response took out (d.quiet: go-control-plane drops them from the map only
+// with a response) is not a view: the next answer walks.
 func (c *deltaCache) placeLocked(stream int64, typeURL string, d deltaResult, sent map[string]string, at *versionChange, wildcard, respond bool) {
 	if stream == 0 {
 		return
@@ -259,7 +266,7 @@ func (c *deltaCache) placeLocked(stream int64, typeURL string, d deltaResult, se
 		c.views[stream] = map[string]deltaView{}
 	}
 	switch {
-	case at == nil:
+	case at == nil, !respond && len(d.quiet) > 0:
 		delete(c.views[stream], typeURL)
 	case respond || sameMap(d.next, sent):
 		c.views[stream][typeURL] = deltaView{sent: d.next, at: at, wildcard: wildcard}
@@ -315,10 +322,11 @@ type deltaInput struct {
 }
 
 // deltaResult is a response's content (names to send, names removed) and the stream's
-// returned map once it is applied.
+// returned map once it is applied, less quiet: names patch found in the map that the
+// stream no longer subscribes to, which leave it only with a response.
 type deltaResult struct {
-	send, removed []string
-	next          map[string]string
+	send, removed, quiet []string
+	next                 map[string]string
 }
 
 // sentVersion is the version the stream holds of name as far as the server knows.
@@ -369,7 +377,7 @@ func (in deltaInput) walk(sent map[string]string) deltaResult {
 }
 
 // patch is walk for a stream whose map sent is up to date except for names: it decides
-// each of them by walk's rules and updates sent in place.
+// each of them by walk's rules and updates sent in place (but for d.quiet).
 func (in deltaInput) patch(sent map[string]string, names []string) deltaResult {
 	d := deltaResult{next: sent}
 	slices.Sort(names)
@@ -385,11 +393,11 @@ func (in deltaInput) patch(sent map[string]string, names []string) deltaResult {
 				d.send = append(d.send, name)
 			}
 			sent[name] = v
-		case found:
-			if wanted {
-				d.removed = append(d.removed, name)
-			}
+		case found && wanted:
+			d.removed = append(d.removed, name)
 			delete(sent, name)
+		case found:
+			d.quiet = append(d.quiet, name)
 		}
 	}
 	return d

@@ -207,8 +207,10 @@ func TestDeltaCacheAnswersAsGoControlPlane(t *testing.T) {
 	responses := 0
 	for step := range 1500 {
 		before := len(ours.responses)
+		var action string
 		switch k := r.IntN(20); {
 		case k < 6:
+			action = "publish"
 			for range 1 + r.IntN(2) {
 				model.mutate(r)
 			}
@@ -220,19 +222,19 @@ func TestDeltaCacheAnswersAsGoControlPlane(t *testing.T) {
 				t.Fatal(err)
 			}
 		case k == 6:
+			action = "resend"
 			if _, err := s.Resend(testGateway); err == nil {
 				if err := ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]); err != nil {
 					t.Fatal(err)
 				}
 			}
 		case k == 7 && r.IntN(4) == 0:
+			action = "remove"
 			s.Remove(testGateway)
 			ref.ClearSnapshot(testGateway)
 		case k == 8:
+			action = "reconnect"
 			held := ours.held()
-			if !mapsOfMapsEqual(held, theirs.held()) {
-				t.Fatalf("step %d: the streams hold %v and %v", step, held, theirs.held())
-			}
 			ours.close()
 			theirs.close()
 			s.cache.forgetStream(ours.id)
@@ -251,11 +253,15 @@ func TestDeltaCacheAnswersAsGoControlPlane(t *testing.T) {
 				typeURL = unanswered[r.IntN(len(unanswered))]
 			}
 			req := randomRequest(r, typeURL, ours.subs[typeURL], nil)
+			action = fmt.Sprintf("request %v (wildcard before: %v)", req, ours.subs[typeURL] != nil && ours.subs[typeURL].IsWildcard())
 			ours.request(t, req)
 			theirs.request(t, proto.Clone(req).(*discoveryv3.DeltaDiscoveryRequest))
 		}
 		ours.drain(t)
 		theirs.drain(t)
+		if !mapsOfMapsEqual(ours.held(), theirs.held()) {
+			t.Fatalf("step %d (%s): the streams hold\n%v\nand\n%v", step, action, ours.held(), theirs.held())
+		}
 		if !slices.Equal(ours.responses, theirs.responses) {
 			t.Fatalf("step %d: deltaCache sent\n%s\ngo-control-plane sent\n%s", step, strings.Join(ours.responses[before:], "\n"), strings.Join(theirs.responses[before:], "\n"))
 		}
