@@ -56,7 +56,8 @@ func sameSet(a, b map[string]bool) bool {
 	return len(a) == len(b)
 }
 
-// mutate changes one thing at random; repair then makes the model consistent.
+// mutate changes one thing at random, the same for the same random source; repair then
+// makes the model consistent.
 func (m *refModel) mutate(r *rand.Rand) {
 	pick := func(prefix string, n int) string { return fmt.Sprintf("%s%d", prefix, r.IntN(n)) }
 	switch r.IntN(6) {
@@ -82,12 +83,15 @@ func (m *refModel) mutate(r *rand.Rand) {
 		toggle(m.routes, pick("r", 4))
 	case 4:
 		toggle(m.secrets, []string{"k0", "k1", "k2", "a0", "a1", "g0", "x"}[r.IntN(7)])
-	default:
-		for name, c := range m.clusters { // one cluster changes the secrets it names
-			if c[0] != "" {
-				m.clusters[name] = [2]string{pick("k", 3), pick("a", 2)}
+	default: // a cluster with secrets changes the secrets it names
+		var withSecrets []string
+		for _, name := range slices.Sorted(mapKeys(m.clusters)) {
+			if m.clusters[name][0] != "" {
+				withSecrets = append(withSecrets, name)
 			}
-			break
+		}
+		if len(withSecrets) > 0 {
+			m.clusters[withSecrets[r.IntN(len(withSecrets))]] = [2]string{pick("k", 3), pick("a", 2)}
 		}
 	}
 }
