@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -20,7 +18,6 @@ import (
 	"github.com/go-logr/logr"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/portcullis-io/portcullis/egress/envoyconfig"
 	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 )
 
@@ -294,27 +291,17 @@ func BenchmarkDeltaStreamFollowsAClusterAdded10000(b *testing.B) {
 	for _, cache := range []string{"deltaCache", "go-control-plane"} {
 		b.Run(cache, func(b *testing.B) {
 			const n = 10000
-			cert := xdstest.SelfSignedCert(b, "bench")
-			res := envoyconfig.Resources{
-				Listeners: []*listenerv3.Listener{httpListener(b, "http", 10080, "http", "")},
-				Routes:    []*routev3.RouteConfiguration{directRoute("http", "x")},
-			}
-			add := func(name string) {
-				res.Clusters = append(res.Clusters, edsCluster(b, name, name+"-cert", name+"-ca"))
-				res.Endpoints = append(res.Endpoints, endpoints(name, 443))
-				res.Secrets = append(res.Secrets, certSecret(name+"-cert", cert), caSecret(name+"-ca", cert))
-			}
+			res, add := clustersBeside(b, n)
 			var names, secrets []string
 			for i := range n {
 				name := "backend-" + strconv.Itoa(i)
-				add(name)
 				names, secrets = append(names, name), append(secrets, name+"-cert", name+"-ca")
 			}
 			s := New(logr.Discard())
 			var watcher cachev3.ConfigWatcher = s.cache
 			ref := referenceCache{cachev3.NewSnapshotCache(true, nodeHash{}, nil)}
 			publish := func() {
-				if _, changed, err := s.Publish(testGateway, res); err != nil || !changed {
+				if _, changed, err := s.Publish(testGateway, *res); err != nil || !changed {
 					b.Fatal(changed, err)
 				}
 				if cache != "deltaCache" {

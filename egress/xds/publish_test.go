@@ -337,30 +337,36 @@ func BenchmarkPublish10000(b *testing.B) {
 // secrets) at a time beside 10,000: new names, so the consistency check runs and the
 // versions of the changed types are patched.
 func BenchmarkPublishAddsACluster10000(b *testing.B) {
-	const n = 10000
-	cert := xdstest.SelfSignedCert(b, "bench")
-	res := envoyconfig.Resources{
-		Listeners: []*listenerv3.Listener{httpListener(b, "http", 10080, "http", "")},
-		Routes:    []*routev3.RouteConfiguration{directRoute("http", "x")},
-	}
-	add := func(name string) {
-		res.Clusters = append(res.Clusters, edsCluster(b, name, name+"-cert", name+"-ca"))
-		res.Endpoints = append(res.Endpoints, endpoints(name, 443))
-		res.Secrets = append(res.Secrets, certSecret(name+"-cert", cert), caSecret(name+"-ca", cert))
-	}
-	for i := range n {
-		add("backend-" + strconv.Itoa(i))
-	}
+	res, add := clustersBeside(b, 10000)
 	s := New(logr.Discard())
-	if _, _, err := s.Publish(testGateway, res); err != nil {
+	if _, _, err := s.Publish(testGateway, *res); err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		add("new-" + strconv.Itoa(i))
 		b.StartTimer()
-		if _, changed, err := s.Publish(testGateway, res); err != nil || !changed {
+		if _, changed, err := s.Publish(testGateway, *res); err != nil || !changed {
 			b.Fatal(changed, err)
 		}
 	}
+}
+
+// clustersBeside is a Gateway's resources with n clusters (backend-<i>), each with its
+// endpoints and a client certificate and CA secret, and add, which adds one more.
+func clustersBeside(tb testing.TB, n int) (*envoyconfig.Resources, func(name string)) {
+	cert := xdstest.SelfSignedCert(tb, "bench")
+	res := &envoyconfig.Resources{
+		Listeners: []*listenerv3.Listener{httpListener(tb, "http", 10080, "http", "")},
+		Routes:    []*routev3.RouteConfiguration{directRoute("http", "x")},
+	}
+	add := func(name string) {
+		res.Clusters = append(res.Clusters, edsCluster(tb, name, name+"-cert", name+"-ca"))
+		res.Endpoints = append(res.Endpoints, endpoints(name, 443))
+		res.Secrets = append(res.Secrets, certSecret(name+"-cert", cert), caSecret(name+"-ca", cert))
+	}
+	for i := range n {
+		add("backend-" + strconv.Itoa(i))
+	}
+	return res, add
 }
