@@ -26,7 +26,8 @@ import (
 // at those names only, plus the names the request subscribes or unsubscribes, and
 // updates that map in place. A stream it cannot place (a new stream, a switch to or
 // from wildcard, more than maxChanges publishes behind, a snapshot from Resend, which
-// changes every version) gets the full walk, with go-control-plane's rules.
+// changes every version, a map left with names only a response takes out) gets the full
+// walk, with go-control-plane's rules.
 //
 // The map is the stream's and the server's stream goroutine changes it when a request
 // comes (UpdateResourceSubscriptions), but only after cancelling the type's watch,
