@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -36,9 +37,12 @@ import (
 type deltaCache struct {
 	cachev3.SnapshotCache
 
-	mu        sync.Mutex
-	snapshots map[string]cachev3.ResourceSnapshot // by gateway (node hash)
-	watches   map[string]map[int64]*deltaWatch    // by gateway, then watch number
+	mu sync.Mutex
+	// snapshots, by gateway (node hash), are the wrapped cache's too, kept under mu so
+	// that a new watch never sees a snapshot whose SetSnapshot has not yet answered the
+	// open watches (the wrapped cache's lock is not mu).
+	snapshots map[string]cachev3.ResourceSnapshot
+	watches   map[string]map[int64]*deltaWatch // by gateway, then watch number
 	lastWatch int64
 	// requests are the stream each request comes on, from OnStreamDeltaRequest until
 	// CreateDeltaWatch takes it: go-control-plane does not pass the stream to the cache.
@@ -271,7 +275,7 @@ func (c *deltaCache) placeLocked(stream int64, typeURL string, d deltaResult, se
 		delete(c.views[stream], typeURL)
 	case respond || sameMap(d.next, sent):
 		c.views[stream][typeURL] = deltaView{sent: d.next, at: at, wildcard: wildcard}
-	case mapsEqual(d.next, sent):
+	case maps.Equal(d.next, sent):
 		c.views[stream][typeURL] = deltaView{sent: sent, at: at, wildcard: wildcard}
 	default:
 		delete(c.views[stream], typeURL)
@@ -298,18 +302,6 @@ func (v deltaView) since(at *versionChange, sent map[string]string, wildcard boo
 // sameMap tells whether a and b are one map (not two equal ones).
 func sameMap(a, b map[string]string) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // deltaInput is what a response is made from: a type's resources and versions in the
