@@ -208,6 +208,7 @@ func startManager(ctx context.Context, f *managerFlags, log logr.Logger) error {
 // startManagerWithConfig runs the manager against the API server of cfg until ctx
 // ends; `portcullis local` calls it with the config of the API server it started.
 func startManagerWithConfig(ctx context.Context, cfg *rest.Config, f *managerFlags, log logr.Logger) error {
+	cfg = withoutClientThrottle(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsOptions(f),
