@@ -57,15 +57,7 @@ func BenchmarkPropagation(b *testing.B) {
 		w.waitSettled(b, present)
 		var took []time.Duration
 		stopTrace := startTrace(b, os.Getenv(envPropagationTrace))
-		stopProfile := func() {}
-		if path := os.Getenv(envPropagationProfile); path != "" {
-			stopCPU := cpuProfile(b, path)
-			writeAllocs(b, path+".allocs-before")
-			stopProfile = func() {
-				stopCPU()
-				writeAllocs(b, path+".allocs-after")
-			}
-		}
+		stopProfile := profileTries(b)
 		for i := 0; b.Loop(); i++ {
 			markChange(i, "start")
 			took = append(took, w.propagate(b, fmt.Sprintf("new%d", i)))
@@ -79,6 +71,20 @@ func BenchmarkPropagation(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(took)), "tries")
 	})
+}
+
+// profileTries starts the profiles envPropagationProfile asks for; stop writes them.
+func profileTries(b *testing.B) (stop func()) {
+	path := os.Getenv(envPropagationProfile)
+	if path == "" {
+		return func() {}
+	}
+	stopCPU := cpuProfile(b, path)
+	writeAllocs(b, path+".allocs-before")
+	return func() {
+		stopCPU()
+		writeAllocs(b, path+".allocs-after")
+	}
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
