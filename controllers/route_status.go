@@ -75,15 +75,18 @@ func staleRoutes[T any, P interface {
 	return out
 }
 
-// writeRoutes queues the parent statuses of every route kind.
-func (w *statusWriter) writeRoutes(ctx context.Context, q *writeQueue, st translate.Statuses) {
+// routeWrites are the parent-status writes of every route kind whose stored status is
+// not known to say translation's.
+func (w *statusWriter) routeWrites(ctx context.Context, st translate.Statuses) []func() error {
+	var out []func() error
 	for _, kind := range routeKinds {
 		wants := kind.statuses(st)
 		for _, key := range unverified(w, reflect.TypeOf(kind.newObj()), wants, storedRouteParents) {
 			want := wants[key]
-			q.do(func() error { return w.updateRouteParents(ctx, kind, key, want) })
+			out = append(out, func() error { return w.updateRouteParents(ctx, kind, key, want) })
 		}
 	}
+	return out
 }
 
 // dropStaleRoutes removes our parent entries from routes translation gave no status.

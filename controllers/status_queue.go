@@ -59,6 +59,24 @@ func (q *writeQueue) do(write func() error) {
 	q.jobs <- write
 }
 
+// inTurns hands out the writes of the lists one of each list in turn (the first of
+// each, then the second of each, ...), so that a write that yields has stored some of
+// every list, not only of the first.
+func (q *writeQueue) inTurns(lists ...[]func() error) {
+	for i := 0; ; i++ {
+		more := false
+		for _, l := range lists {
+			if i < len(l) {
+				q.do(l[i])
+				more = true
+			}
+		}
+		if !more {
+			return
+		}
+	}
+}
+
 func recoverToError(write func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

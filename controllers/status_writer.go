@@ -75,7 +75,8 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 			})
 		})
 	}
-	w.writeRoutes(ctx, q, st)
+	settled, pending := pendingLast(unverified(w, reflect.TypeFor[*egressv1alpha1.Backend](), st.Backends, storedBackendStatus), st.Backends)
+	q.inTurns(w.backendWrites(ctx, st, settled), w.routeWrites(ctx, st))
 	for key, want := range st.BackendTLSPolicies {
 		q.do(func() error {
 			return w.update(ctx, parseKey(key), &gwapiv1.BackendTLSPolicy{}, want, func(o client.Object) bool {
@@ -89,15 +90,22 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 	}
 	w.dropStale(ctx, q, st, res)
 	w.writeXBackends(ctx, q, st, res)
-	for _, key := range unverified(w, reflect.TypeFor[*egressv1alpha1.Backend](), st.Backends, storedBackendStatus) {
+	q.inTurns(w.backendWrites(ctx, st, pending))
+	return false, q.wait()
+}
+
+// backendWrites are the status writes of the Backends keys names.
+func (w *statusWriter) backendWrites(ctx context.Context, st translate.Statuses, keys []string) []func() error {
+	out := make([]func() error, 0, len(keys))
+	for _, key := range keys {
 		want := st.Backends[key]
-		q.do(func() error {
+		out = append(out, func() error {
 			return w.update(ctx, parseKey(key), &egressv1alpha1.Backend{}, want, func(o client.Object) bool {
 				return w.mergeBackend(&o.(*egressv1alpha1.Backend).Status, want)
 			})
 		})
 	}
-	return false, q.wait()
+	return out
 }
 
 // dropStale removes our parent entries from routes, and our ancestor entries from

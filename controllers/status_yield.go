@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"time"
+
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 )
 
 // A status write yields to newer work. Statuses are written after the snapshot is
@@ -31,4 +33,27 @@ func (r *Reconciler) yieldAfter(woken uint64) func() bool {
 	return func() bool {
 		return r.wakeups.Load() != woken && time.Since(start) >= statusWriteShare
 	}
+}
+
+// pendingLast splits the Backends to write into those whose Programmed condition says
+// something final (True, or False for a reason other than Pending) and those waiting
+// for Envoy. The write hands out the final ones in turns with the routes, and the
+// Pending ones last, where a write that yields seldom gets: a Pending Backend is the
+// one whose status is most likely to change again before long.
+//
+// The Backends used to come after every route. While a burst of creates went on, every
+// write yielded within its share to the next translation before it reached them: of
+// 1,000 Backends created at once, which Envoy took one after the other, 9 to 25 were
+// written by the last create and the rest in one wave after it (six to ten seconds of
+// writes on two cores). Handed out before the routes, the Backends came along and the
+// routes waited instead.
+func pendingLast(keys []string, wants map[string]*egressv1alpha1.BackendStatus) (settled, pending []string) {
+	for _, key := range keys {
+		if c := findCond(wants[key].Conditions, egressv1alpha1.ConditionProgrammed); c != nil && c.Reason == egressv1alpha1.ReasonPending {
+			pending = append(pending, key)
+		} else {
+			settled = append(settled, key)
+		}
+	}
+	return settled, pending
 }

@@ -3,12 +3,15 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -90,4 +93,92 @@ func TestYieldAfterWaitsForAWakeUpAndItsShare(t *testing.T) {
 	if !late() {
 		t.Fatal("did not yield to a wake-up during the write")
 	}
+}
+
+// TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns: a write cut short has stored
+// Backends and routes alike, one of each in turn, and no Backend waiting for Envoy
+// (Programmed Pending) before the others. Backends used to come after every route: in
+// a burst of creates every write yielded among the routes, and no Backend showed
+// Programmed until the burst was over.
+func TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns(t *testing.T) {
+	ctx := context.Background()
+	ns := "status-turns"
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	const each = 4
+	st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{}, HTTPRoutes: map[string][]gwapiv1.RouteParentStatus{}}
+	for i := range each {
+		for _, programmed := range []string{egressv1alpha1.ReasonProgrammed, egressv1alpha1.ReasonPending} {
+			name := fmt.Sprintf("%s-%d", strings.ToLower(programmed), i)
+			createTurnBackend(t, ns, name)
+			st.Backends[ns+"/"+name] = &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
+				{Type: egressv1alpha1.ConditionAccepted, Status: "True", Reason: "Accepted", Message: "ok", ObservedGeneration: 1},
+				{Type: egressv1alpha1.ConditionProgrammed, Status: boolStatus(programmed == egressv1alpha1.ReasonProgrammed), Reason: programmed, Message: "ok", ObservedGeneration: 1},
+			}}
+		}
+		name := fmt.Sprintf("route-%d", i)
+		createTurnRoute(t, ns, name)
+		st.HTTPRoutes[ns+"/"+name] = []gwapiv1.RouteParentStatus{{ParentRef: gwapiv1.ParentReference{Name: "gw"}, ControllerName: "portcullis.io/gateway-controller",
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "ok", ObservedGeneration: 1}}}}
+	}
+	w := &statusWriter{c: api.Client, controller: "portcullis.io/gateway-controller", now: time.Now}
+	asked := 0
+	if yielded, err := w.write(ctx, st, &egress.Resources{}, func() bool { asked++; return asked > each }); err != nil || !yielded {
+		t.Fatalf("the write told to yield after %d objects: yielded %v, %v", each, yielded, err)
+	}
+	if got, want := writtenTurns(t, ns), map[string]int{"programmed": each / 2, "pending": 0, "route": each / 2}; !maps.Equal(got, want) {
+		t.Fatalf("the write cut short after %d objects stored %v; want %v", each, got, want)
+	}
+	if yielded, err := w.write(ctx, st, &egress.Resources{}, func() bool { return false }); err != nil || yielded {
+		t.Fatalf("the next write: yielded %v, %v", yielded, err)
+	}
+	if got, want := writtenTurns(t, ns), map[string]int{"programmed": each, "pending": each, "route": each}; !maps.Equal(got, want) {
+		t.Fatalf("after the next write %v are stored; want %v", got, want)
+	}
+}
+
+func createTurnBackend(t *testing.T, ns, name string) {
+	t.Helper()
+	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{
+		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: name + ".example.com"},
+			Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
+	if err := api.Client.Create(context.Background(), be); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createTurnRoute(t *testing.T, ns, name string) {
+	t.Helper()
+	rt := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "gw"}}}}}
+	if err := api.Client.Create(context.Background(), rt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writtenTurns counts the objects of ns with a stored status, by the first part of
+// their names.
+func writtenTurns(t *testing.T, ns string) map[string]int {
+	t.Helper()
+	out := map[string]int{"programmed": 0, "pending": 0, "route": 0}
+	var backends egressv1alpha1.BackendList
+	var routes gwapiv1.HTTPRouteList
+	if err := api.Client.List(context.Background(), &backends, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Client.List(context.Background(), &routes, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, be := range backends.Items {
+		if len(be.Status.Conditions) > 0 {
+			out[strings.SplitN(be.Name, "-", 2)[0]]++
+		}
+	}
+	for _, rt := range routes.Items {
+		if len(rt.Status.Parents) > 0 {
+			out["route"]++
+		}
+	}
+	return out
 }
