@@ -73,6 +73,7 @@ func BenchmarkManagerCreateProgrammed(b *testing.B) {
 		b.ReportMetric(float64(percentile(settle, 50).Milliseconds()), "settle-ms")
 		b.ReportMetric(float64(slices.Max(settle).Milliseconds()), "max-settle-ms")
 		b.ReportMetric(float64(percentile(create, 50).Milliseconds()), "create-ms")
+		b.ReportMetric(float64(w.fetchTimeouts()), "envoy-fetch-timeouts")
 	})
 }
 

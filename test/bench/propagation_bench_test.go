@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,7 +71,15 @@ func BenchmarkPropagation(b *testing.B) {
 			b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
 		}
 		b.ReportMetric(float64(len(took)), "tries")
+		b.ReportMetric(float64(w.fetchTimeouts()), "envoy-fetch-timeouts")
 	})
+}
+
+// fetchTimeouts counts the resources Envoy waited for until its initial fetch timeout
+// (15 s) since it started: a cluster whose endpoints or secret never came runs without
+// them (no endpoints, or its TLS refused) until they do. Envoy logs each at warn.
+func (w *propagationWorld) fetchTimeouts() int {
+	return strings.Count(w.envoy.Log(), "initial fetch timed out")
 }
 
 // profileTries starts the profiles envPropagationProfile asks for; stop writes them.
