@@ -31,12 +31,7 @@ func TestStatusWriteYieldsAndTheNextWritesTheRest(t *testing.T) {
 	st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{}}
 	for i := range n {
 		name := fmt.Sprintf("b%d", i)
-		be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{
-			Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: name + ".example.com"},
-				Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}}}}}
-		if err := api.Client.Create(ctx, be); err != nil {
-			t.Fatal(err)
-		}
+		createHTTPSBackend(t, ns, name)
 		st.Backends[ns+"/"+name] = &egressv1alpha1.BackendStatus{
 			Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "ok", ObservedGeneration: 1}}}
 	}
@@ -111,7 +106,7 @@ func TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns(t *testing.T) {
 	for i := range each {
 		for _, programmed := range []string{egressv1alpha1.ReasonProgrammed, egressv1alpha1.ReasonPending} {
 			name := fmt.Sprintf("%s-%d", strings.ToLower(programmed), i)
-			createTurnBackend(t, ns, name)
+			createHTTPSBackend(t, ns, name)
 			st.Backends[ns+"/"+name] = &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{
 				{Type: egressv1alpha1.ConditionAccepted, Status: "True", Reason: "Accepted", Message: "ok", ObservedGeneration: 1},
 				{Type: egressv1alpha1.ConditionProgrammed, Status: boolStatus(programmed == egressv1alpha1.ReasonProgrammed), Reason: programmed, Message: "ok", ObservedGeneration: 1},
@@ -138,7 +133,8 @@ func TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns(t *testing.T) {
 	}
 }
 
-func createTurnBackend(t *testing.T, ns, name string) {
+// createHTTPSBackend creates a Backend for name.example.com:443.
+func createHTTPSBackend(t *testing.T, ns, name string) {
 	t.Helper()
 	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{
 		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: name + ".example.com"},
@@ -148,6 +144,7 @@ func createTurnBackend(t *testing.T, ns, name string) {
 	}
 }
 
+// createTurnRoute creates an HTTPRoute attached to the Gateway gw.
 func createTurnRoute(t *testing.T, ns, name string) {
 	t.Helper()
 	rt := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},

@@ -8,9 +8,9 @@ import "k8s.io/client-go/rest"
 //
 // `portcullis local` builds its config from the kubeconfig it writes, and a QPS of 0
 // there means client-go's default of 5 requests a second (burst 10). The status writer
-// then wrote at most five statuses a second: a batch of 1,000 Backends and routes needs
-// some 3,000 writes (Accepted, then Programmed, and each route), ten minutes of
-// waiting in the quickstart's own mode. A QPS the caller set is kept.
+// then wrote at most five statuses a second: with `make run`'s demo, 200 Backends and
+// HTTPRoutes applied at once were all Programmed 69 s after the apply, against 0.23 s
+// unthrottled. A QPS the caller set is kept.
 func withoutClientThrottle(cfg *rest.Config) *rest.Config {
 	if cfg.QPS != 0 || cfg.RateLimiter != nil {
 		return cfg
