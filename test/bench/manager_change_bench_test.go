@@ -243,8 +243,17 @@ func (w *managerWorld) verifyPublished(b *testing.B, sni string) {
 // startManagerProfile profiles the timed changes when envManagerProfile is set and n
 // is the largest size; the function it returns stops and writes the profile.
 func startManagerProfile(b *testing.B, n int) (stop func()) {
-	path := os.Getenv(envManagerProfile)
-	if path == "" || n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
+	if n != slices.Max(sizeList(b, envManagerSizes, defaultManagerSizes)) {
+		return func() {}
+	}
+	return profileTo(b, os.Getenv(envManagerProfile))
+}
+
+// profileTo starts a CPU profile written to path (none when path is empty) and writes
+// the allocation profile so far to path.allocs-before; stop writes the CPU profile and
+// path.allocs-after.
+func profileTo(b *testing.B, path string) (stop func()) {
+	if path == "" {
 		return func() {}
 	}
 	stopCPU := cpuProfile(b, path)

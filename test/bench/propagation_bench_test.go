@@ -84,16 +84,7 @@ func (w *propagationWorld) fetchTimeouts() int {
 
 // profileTries starts the profiles envPropagationProfile asks for; stop writes them.
 func profileTries(b *testing.B) (stop func()) {
-	path := os.Getenv(envPropagationProfile)
-	if path == "" {
-		return func() {}
-	}
-	stopCPU := cpuProfile(b, path)
-	writeAllocs(b, path+".allocs-before")
-	return func() {
-		stopCPU()
-		writeAllocs(b, path+".allocs-after")
-	}
+	return profileTo(b, os.Getenv(envPropagationProfile))
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
