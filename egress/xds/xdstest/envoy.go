@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/portcullis-io/portcullis/egress/bootstrap"
+	"github.com/portcullis-io/portcullis/internal/localenv/demo"
 	"github.com/portcullis-io/portcullis/internal/testenv"
 )
 
@@ -245,12 +246,14 @@ func FreePort(t testing.TB) uint32 {
 	return uint32(l.Addr().(*net.TCPAddr).Port)
 }
 
-// reservedPort tells whether the translator refuses a Gateway listener on port: the
-// ports every Envoy pod binds besides its listeners. A test that got one for its
-// listener saw the Gateway refuse it (TestTunnelDNSRebinding, once, on 19000).
+// reservedPort tells whether port is one a test must not be handed: the ports every
+// Envoy pod binds besides its listeners, where the translator refuses a Gateway
+// listener (TestTunnelDNSRebinding got 19000 once, and its Gateway refused it), and the
+// demo API's fixed port, which the README's quickstart names (TestQuickstartAsWritten
+// once handed it to etcd, and `portcullis local --demo` found it taken).
 func reservedPort(port int) bool {
 	switch port {
-	case bootstrap.PodAdminPort, bootstrap.PodReadinessPort, bootstrap.PodMetricsPort:
+	case bootstrap.PodAdminPort, bootstrap.PodReadinessPort, bootstrap.PodMetricsPort, demo.APIPort:
 		return true
 	}
 	return false

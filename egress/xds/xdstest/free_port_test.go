@@ -1,0 +1,31 @@
+package xdstest
+
+import (
+	"testing"
+
+	"github.com/portcullis-io/portcullis/egress/bootstrap"
+	"github.com/portcullis-io/portcullis/internal/localenv/demo"
+)
+
+// TestFreePortSkipsPortsTestsMustNotGet: the ports an Envoy pod binds and the demo
+// API's fixed port are never handed out; FreePort's own range is.
+func TestFreePortSkipsPortsTestsMustNotGet(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		port     int
+		reserved bool
+	}{
+		{"Envoy pod admin", bootstrap.PodAdminPort, true},
+		{"Envoy pod readiness", bootstrap.PodReadinessPort, true},
+		{"Envoy pod metrics", bootstrap.PodMetricsPort, true},
+		{"the demo API, named by the README", demo.APIPort, true},
+		{"the demo API's neighbour", demo.APIPort + 1, false},
+		{"the lowest port FreePort picks", freePortFloor, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reservedPort(tc.port); got != tc.reserved {
+				t.Errorf("reservedPort(%d) = %v, want %v", tc.port, got, tc.reserved)
+			}
+		})
+	}
+}
