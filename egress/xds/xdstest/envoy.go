@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/portcullis-io/portcullis/egress/bootstrap"
-	"github.com/portcullis-io/portcullis/internal/localenv/demo"
 	"github.com/portcullis-io/portcullis/internal/testenv"
 )
 
@@ -253,11 +252,15 @@ func FreePort(t testing.TB) uint32 {
 // once handed it to etcd, and `portcullis local --demo` found it taken).
 func reservedPort(port int) bool {
 	switch port {
-	case bootstrap.PodAdminPort, bootstrap.PodReadinessPort, bootstrap.PodMetricsPort, demo.APIPort:
+	case bootstrap.PodAdminPort, bootstrap.PodReadinessPort, bootstrap.PodMetricsPort, demoAPIPort:
 		return true
 	}
 	return false
 }
+
+// demoAPIPort is internal/localenv/demo.APIPort, which this package cannot import
+// (localenv's tests import it); TestFreePortSkipsPortsTestsMustNotGet checks they agree.
+const demoAPIPort = 19443
 
 // freePortFloor is the lowest port FreePort picks: above the well-known services a
 // machine may run.

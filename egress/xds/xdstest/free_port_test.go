@@ -10,6 +10,9 @@ import (
 // TestFreePortSkipsPortsTestsMustNotGet: the ports an Envoy pod binds and the demo
 // API's fixed port are never handed out; FreePort's own range is.
 func TestFreePortSkipsPortsTestsMustNotGet(t *testing.T) {
+	if demoAPIPort != demo.APIPort {
+		t.Fatalf("demoAPIPort is %d, the demo's API port %d", demoAPIPort, demo.APIPort)
+	}
 	for _, tc := range []struct {
 		name     string
 		port     int
