@@ -18,6 +18,7 @@ const (
 	metricBackends          = "portcullis_backends"
 	metricReconciles        = "portcullis_reconciles_total"
 	metricStatusYields      = "portcullis_status_write_yields_total"
+	metricStatusDeferred    = "portcullis_status_writes_deferred"
 	metricIdleCollections   = "portcullis_idle_collections_total"
 )
 
@@ -33,7 +34,7 @@ type operatorMetrics struct {
 	// yields counts status writes cut short for a newer reconcile (status_yield.go).
 	yields prometheus.Counter
 
-	programmed, connected, backends *prometheus.Desc
+	programmed, connected, backends, deferred *prometheus.Desc
 
 	mu sync.Mutex
 	// backendConditions counts Backends by condition type and status, from the last
@@ -63,6 +64,8 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 			"Envoys of the Gateway connected to the xDS server now.", []string{"gateway"}, nil),
 		backends: prometheus.NewDesc(metricBackends,
 			"Backends by condition type and status, from the last translation.", []string{"condition", "status"}, nil),
+		deferred: prometheus.NewDesc(metricStatusDeferred,
+			"Objects whose status the last status write left to the next reconcile because it yielded to newer input; 0 when it stored every status translation gave.", nil, nil),
 	}
 }
 
@@ -75,6 +78,7 @@ func (m *operatorMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.programmed
 	ch <- m.connected
 	ch <- m.backends
+	ch <- m.deferred
 }
 
 // Collect reads the current state.
@@ -83,6 +87,7 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.reconciles.Collect(ch)
 	m.yields.Collect(ch)
 	m.r.idle.count.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(m.deferred, prometheus.GaugeValue, float64(m.r.status.deferred.Load()))
 	for _, gw := range m.r.liveGateways() {
 		st := m.r.opts.XDS.Status(gw)
 		ok, _, _ := st.Programmed()

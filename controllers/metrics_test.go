@@ -73,6 +73,7 @@ spec:
 	if n := metricValue(t, reg, metricIdleCollections, nil); n < 0 {
 		t.Errorf("%s is not served", metricIdleCollections)
 	}
+	waitMetric(t, reg, metricStatusDeferred, nil, 0) // settled: the last write stored every status
 
 	envoy.Stop()
 	waitMetric(t, reg, metricEnvoysConnected, gateway, 0)

@@ -25,6 +25,8 @@ type writeQueue struct {
 	errs  []error
 	yield func() bool
 	cut   bool
+	// dropped counts the writes do dropped once the queue had yielded.
+	dropped int
 }
 
 func newWriteQueue(n int, yield func() bool) *writeQueue {
@@ -54,6 +56,7 @@ func (q *writeQueue) work() {
 func (q *writeQueue) do(write func() error) {
 	if q.cut || (q.yield != nil && q.yield()) {
 		q.cut = true
+		q.dropped++
 		return
 	}
 	q.jobs <- write

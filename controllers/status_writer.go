@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +39,9 @@ type statusWriter struct {
 	// them: writes never run at once.
 	gathered gatheredIndex
 	verified verifiedStatuses
+	// deferred is how many objects the last write left to the next one when it
+	// yielded (0 when it stored every status): portcullis_status_writes_deferred.
+	deferred atomic.Int64
 }
 
 // write stores every status; it returns the errors of the objects it could not update.
@@ -56,6 +60,7 @@ func (w *statusWriter) write(ctx context.Context, st translate.Statuses, res *eg
 		if yielded = q.cut; !yielded {
 			w.verified.sweep()
 		}
+		w.deferred.Store(int64(q.dropped))
 	}()
 	for name, want := range st.GatewayClasses {
 		q.do(func() error {

@@ -92,7 +92,7 @@ func TestYieldAfterWaitsForAWakeUpAndItsShare(t *testing.T) {
 
 // TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns: a write cut short has stored
 // Backends and routes alike, one of each in turn, and no Backend waiting for Envoy
-// (Programmed Pending) before the others. Backends used to come after every route: in
+// (Programmed Pending) before the others; it counts what it left for the next write. Backends used to come after every route: in
 // a burst of creates every write yielded among the routes, and no Backend showed
 // Programmed until the burst was over.
 func TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns(t *testing.T) {
@@ -125,11 +125,17 @@ func TestStatusWriteThatYieldsStoresBackendsAndRoutesInTurns(t *testing.T) {
 	if got, want := writtenTurns(t, ns), map[string]int{"programmed": each / 2, "pending": 0, "route": each / 2}; !maps.Equal(got, want) {
 		t.Fatalf("the write cut short after %d objects stored %v; want %v", each, got, want)
 	}
+	if got, want := w.deferred.Load(), int64(3*each-each); got != want {
+		t.Errorf("the write cut short says %d objects deferred; want %d", got, want)
+	}
 	if yielded, err := w.write(ctx, st, &egress.Resources{}, func() bool { return false }); err != nil || yielded {
 		t.Fatalf("the next write: yielded %v, %v", yielded, err)
 	}
 	if got, want := writtenTurns(t, ns), map[string]int{"programmed": each, "pending": each, "route": each}; !maps.Equal(got, want) {
 		t.Fatalf("after the next write %v are stored; want %v", got, want)
+	}
+	if got := w.deferred.Load(); got != 0 {
+		t.Errorf("the write that stored everything says %d objects deferred; want 0", got)
 	}
 }
 
