@@ -65,7 +65,7 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 		backends: prometheus.NewDesc(metricBackends,
 			"Backends by condition type and status, from the last translation.", []string{"condition", "status"}, nil),
 		deferred: prometheus.NewDesc(metricStatusDeferred,
-			"Objects whose status the last status write left to the next reconcile because it yielded to newer input; 0 when it stored every status translation gave.", nil, nil),
+			"Objects the last status write left unchecked for the next reconcile because it yielded to newer input (most need a write: what it drops first are Backends and routes translation changed); 0 when it checked every status translation gave.", nil, nil),
 	}
 }
 

@@ -39,8 +39,8 @@ type statusWriter struct {
 	// them: writes never run at once.
 	gathered gatheredIndex
 	verified verifiedStatuses
-	// deferred is how many objects the last write left to the next one when it
-	// yielded (0 when it stored every status): portcullis_status_writes_deferred.
+	// deferred is how many objects the last write left unchecked for the next one
+	// when it yielded (0 when it checked every status): portcullis_status_writes_deferred.
 	deferred atomic.Int64
 }
 
