@@ -144,9 +144,37 @@ func reconcilerIdle() (bool, error) {
 func portcullisGauge(ms []*dto.Metric) float64 {
 	sum := 0.0
 	for _, m := range ms {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "controller" && l.GetValue() == "portcullis" {
-				sum += m.GetGauge().GetValue()
+		if ofPortcullis(m) {
+			sum += m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+func ofPortcullis(m *dto.Metric) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == "controller" && l.GetValue() == "portcullis" {
+			return true
+		}
+	}
+	return false
+}
+
+// reconciles counts the Portcullis controller's reconciles so far in this process
+// (controller-runtime's counter, over every result).
+func reconciles(b *testing.B) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if ofPortcullis(m) {
+				sum += m.GetCounter().GetValue()
 			}
 		}
 	}
