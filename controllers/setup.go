@@ -114,7 +114,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(&corev1.ConfigMap{}, input).
 		// DNS answers are compared as they are (translation_reuse.go): an answer the
 		// translation already waited for must not count as news.
-		WatchesRawSource(source.Channel(forward(ctx, r.opts.DNS.Changes()), all)).
+		WatchesRawSource(source.Channel(forward(ctx, r.unseenDNSChanges(ctx, r.opts.DNS.Changes())), all)).
 		WatchesRawSource(source.Channel(forward(ctx, heldWhileApplying(ctx, r.opts.XDS.Changes(), r.opts.XDS.Applying, xdsWakeHold)), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	b, err := r.watchXBackends(mgr, b, input, specOnly)

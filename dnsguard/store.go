@@ -66,6 +66,8 @@ type Store struct {
 	dirty       map[string]struct{}
 
 	changes chan struct{}
+	// signalled counts the changes signalled on changes (Signalled).
+	signalled uint64
 	// answered is closed, and replaced, whenever a name gets its first answer
 	// (AwaitFirstAnswers).
 	answered chan struct{}
@@ -367,6 +369,15 @@ func (s *Store) droppedResolution(msg string) egress.Resolution {
 // names, or Addresses for the new view.
 func (s *Store) Changes() <-chan struct{} { return s.changes }
 
+// Signalled counts the changes the Store has signalled on Changes so far. Each is
+// counted before its signal, so an Addresses view taken after reading the count holds
+// every change signalled up to it. (A refresh that only moves deadlines counts none.)
+func (s *Store) Signalled() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.signalled
+}
+
 // Changed returns the names that changed since the last call, sorted, and forgets them.
 func (s *Store) Changed() []string {
 	s.mu.Lock()
@@ -382,6 +393,7 @@ func (s *Store) Changed() []string {
 
 func (s *Store) markChangedLocked(name string) {
 	s.changed[name] = struct{}{}
+	s.signalled++
 	select {
 	case s.changes <- struct{}{}:
 	default:

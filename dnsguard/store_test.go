@@ -898,3 +898,35 @@ func TestStoreExpiresSetsWhileEveryWorkerIsStuck(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreCountsEverySignalledChange: the manager drops a change signal whose count
+// its last translation read (controllers/dns_wakes.go), so each signalled change must
+// move the count first, and a refresh that changes nothing must not (the guard
+// refreshes thousands of names a minute).
+func TestStoreCountsEverySignalledChange(t *testing.T) {
+	h := newStoreHarness(t, nil)
+	const name = "api.example.com"
+	h.srv.Set(name, name+". 60 IN A 93.184.216.34")
+	h.store.Track(name)
+	h.waitApplied(name)
+	first := h.store.Signalled()
+	if first != 1 {
+		t.Fatalf("%d changes counted after the first answer, want 1", first)
+	}
+	h.expectChange(name)
+
+	h.step(51 * time.Second) // a refresh with the same answer
+	h.waitApplied(name)
+	h.expectNoChange()
+	if got := h.store.Signalled(); got != first {
+		t.Errorf("%d changes counted after a refresh that changed nothing, want %d", got, first)
+	}
+
+	h.srv.Set(name, name+". 60 IN A 93.184.216.35")
+	h.step(51 * time.Second)
+	h.waitApplied(name)
+	if got := h.store.Signalled(); got != first+1 {
+		t.Errorf("%d changes counted after a new address, want %d", got, first+1)
+	}
+	h.expectChange(name)
+}
