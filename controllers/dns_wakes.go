@@ -19,35 +19,17 @@ const (
 	dnsWakePoll = 2 * time.Millisecond
 )
 
-// unseenDNSChanges passes on the DNS guard's change signals the last translation has
-// not read.
-func (r *Reconciler) unseenDNSChanges(ctx context.Context, in <-chan struct{}) <-chan struct{} {
-	return unseenChanges(ctx, in, r.opts.DNS.Signalled, &r.dnsSeen, &r.translating)
+// unseenDNSChange tells whether a signal of the DNS guard is news to the reconciler.
+func (r *Reconciler) unseenDNSChange(ctx context.Context) func(struct{}) bool {
+	return unseenChange(ctx, r.opts.DNS.Signalled, &r.dnsSeen, &r.translating)
 }
 
-// unseenChanges passes on a signal of in when the count of changes, read once no
-// translation runs, is past seen (the count the last translation read).
-func unseenChanges(ctx context.Context, in <-chan struct{}, count func() uint64, seen *atomic.Uint64, translating *atomic.Bool) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-in:
-			}
-			if !awaitIdle(ctx, translating, dnsWakeWait) {
-				return
-			}
-			if count() > seen.Load() {
-				select {
-				case out <- struct{}{}:
-				default: // one pending wake-up is enough
-				}
-			}
-		}
-	}()
-	return out
+// unseenChange: a signal is news when the count of changes, read once no translation
+// runs, is past seen (the count the last translation read).
+func unseenChange(ctx context.Context, count func() uint64, seen *atomic.Uint64, translating *atomic.Bool) func(struct{}) bool {
+	return func(struct{}) bool {
+		return awaitIdle(ctx, translating, dnsWakeWait) && count() > seen.Load()
+	}
 }
 
 // awaitIdle waits until busy is clear or for at most max; false when ctx ended.

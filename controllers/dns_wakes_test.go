@@ -7,50 +7,57 @@ import (
 	"time"
 )
 
-func TestUnseenChangesPassesOnlyWhatTheLastTranslationDidNotRead(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	in := make(chan struct{})
-	var version, seen atomic.Uint64
+func TestUnseenChangeIsWhatTheLastTranslationDidNotRead(t *testing.T) {
+	var count, seen atomic.Uint64
 	var translating atomic.Bool
-	out := unseenChanges(ctx, in, version.Load, &seen, &translating)
-	woke := func() bool {
-		select {
-		case <-out:
-			return true
-		case <-time.After(100 * time.Millisecond):
-			return false
-		}
+	news := unseenChange(context.Background(), count.Load, &seen, &translating)
+	// finish ends the translation under way after 50 ms, having read the count or not.
+	finish := func(read bool) {
+		time.AfterFunc(50*time.Millisecond, func() {
+			if read {
+				seen.Store(count.Load())
+			}
+			translating.Store(false)
+		})
 	}
 
-	version.Store(3)
+	count.Store(3)
 	seen.Store(2)
-	in <- struct{}{}
-	if !woke() {
-		t.Fatal("an answer the last translation did not read woke nothing")
+	if !news(struct{}{}) {
+		t.Fatal("an answer the last translation did not read is no news")
 	}
 
 	// A first answer signalled while the translation that waits for it runs: that
-	// translation reads it, so the signal is no news once it is done.
+	// translation reads it, so it is no news once the translation is done.
 	translating.Store(true)
-	version.Store(4)
-	in <- struct{}{}
-	if woke() {
-		t.Fatal("woke while a translation that may read the answer still ran")
+	count.Store(4)
+	finish(true)
+	start := time.Now()
+	if news(struct{}{}) {
+		t.Fatal("an answer the translation under way read is news")
 	}
-	seen.Store(4)
-	translating.Store(false)
-	if woke() {
-		t.Fatal("woke for an answer the translation read")
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Errorf("decided after %s, before the translation under way ended", took)
 	}
 
 	// A translation that ends without reading the answer (the guard warming up, say)
 	// leaves it news.
 	translating.Store(true)
-	version.Store(5)
-	in <- struct{}{}
-	translating.Store(false)
-	if !woke() {
-		t.Fatal("an answer no translation read woke nothing")
+	count.Store(5)
+	finish(false)
+	if !news(struct{}{}) {
+		t.Fatal("an answer no translation read is no news")
+	}
+}
+
+func TestUnseenChangeGivesUpWhenTheManagerStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var count, seen atomic.Uint64
+	var translating atomic.Bool
+	translating.Store(true)
+	count.Store(1)
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if unseenChange(ctx, count.Load, &seen, &translating)(struct{}{}) {
+		t.Fatal("news after the manager stopped")
 	}
 }

@@ -112,9 +112,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
 		WatchesMetadata(&corev1.Secret{}, input).
 		WatchesMetadata(&corev1.ConfigMap{}, input).
-		// DNS answers are compared as they are (translation_reuse.go): an answer the
-		// translation already waited for must not count as news.
-		WatchesRawSource(source.Channel(forward(ctx, r.unseenDNSChanges(ctx, r.opts.DNS.Changes())), all)).
+		// A DNS answer the last translation already read is no news (dns_wakes.go).
+		WatchesRawSource(source.Channel(forwardIf(ctx, r.opts.DNS.Changes(), r.unseenDNSChange(ctx)), all)).
 		WatchesRawSource(source.Channel(forward(ctx, heldWhileApplying(ctx, r.opts.XDS.Changes(), r.opts.XDS.Applying, xdsWakeHold)), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	b, err := r.watchXBackends(mgr, b, input, specOnly)
@@ -126,13 +125,21 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 
 // forward turns any notification channel into the generic events a source.Channel takes.
 func forward[T any](ctx context.Context, in <-chan T) <-chan event.GenericEvent {
+	return forwardIf(ctx, in, func(T) bool { return true })
+}
+
+// forwardIf is forward for the notifications pass accepts (it may wait to decide).
+func forwardIf[T any](ctx context.Context, in <-chan T, pass func(T) bool) <-chan event.GenericEvent {
 	out := make(chan event.GenericEvent, 1)
 	go func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-in:
+			case v := <-in:
+				if !pass(v) {
+					continue
+				}
 				select {
 				case out <- event.GenericEvent{Object: &egressv1alpha1.Backend{}}:
 				default: // one pending event is enough: every reconcile translates everything
