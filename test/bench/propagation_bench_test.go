@@ -66,10 +66,10 @@ func BenchmarkPropagation(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			w.waitQuiet(b)
 			markChange(i, "start")
-			benchLogger().Info("TRY start", "i", i)
+			benchLog.Info("TRY start", "i", i)
 			took = append(took, w.propagate(b, fmt.Sprintf("new%d", i)))
 			markChange(i, fmt.Sprintf("end %d", took[i].Microseconds()))
-			benchLogger().Info("TRY end", "i", i, "ms", took[i].Milliseconds())
+			benchLog.Info("TRY end", "i", i, "ms", took[i].Milliseconds())
 		}
 		stopTrace()
 		stopProfile()
@@ -149,7 +149,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	api := sharedAPIServer(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	log.SetLogger(benchLogger())
+	log.SetLogger(benchLog)
 	run := runs.Add(1)
 	w := &propagationWorld{
 		c: api.Client, dns: dnstest.NewServer(b), port: xdstest.FreePort(b),
@@ -163,7 +163,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 		b.Fatal(err)
 	}
 	w.upstream = testupstream.Start(b, testupstream.Options{Certificate: &cert.TLS, Name: "bench"})
-	server := xds.New(benchLogger())
+	server := xds.New(benchLog)
 	w.xds = server
 	xdsPort := serveXDS(b, ctx, server)
 	store := startDNSGuard(b, ctx, w.dns)
@@ -351,5 +351,3 @@ var benchLog = func() logr.Logger {
 	millis := func(c *zapcore.EncoderConfig) { c.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000") }
 	return ctrlzap.New(ctrlzap.UseDevMode(true), ctrlzap.Level(zapcore.Level(-2)), ctrlzap.ConsoleEncoder(millis))
 }()
-
-func benchLogger() logr.Logger { return benchLog }
