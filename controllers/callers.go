@@ -79,6 +79,7 @@ func (r *Reconciler) reconcileCallers(ctx context.Context) (ctrl.Result, error) 
 		return ctrl.Result{}, nil
 	}
 	r.callers = callers
+	r.run.clean = false // what the last reconcile published changed (nothing_new.go)
 	names := make([]string, 0, len(r.lastPublished))
 	for name := range r.lastPublished {
 		names = append(names, name)

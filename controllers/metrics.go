@@ -52,7 +52,7 @@ func newOperatorMetrics(r *Reconciler) *operatorMetrics {
 		}),
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricReconciles,
-			Help: "Reconciles, by how they came by their translation: translated in full, a delta of the last one (only Backend specs changed), or the last one reused (no input changed since).",
+			Help: "Reconciles, by how they came by their translation: translated in full, a delta of the last one (only Backend specs changed), the last one reused (no input changed since), or none (unchanged: woken only by input the last reconcile had read, it returned at once).",
 		}, []string{"translation"}),
 		yields: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: metricStatusYields,
@@ -102,6 +102,14 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // statusWriteYielded counts a status write that yielded.
+// unchanged counts a reconcile that returned at once: nothing new had come since the
+// last one (nothing_new.go).
+func (m *operatorMetrics) unchanged() {
+	if m != nil {
+		m.reconciles.WithLabelValues(translationNone).Inc()
+	}
+}
+
 func (m *operatorMetrics) statusWriteYielded() {
 	if m != nil {
 		m.yields.Inc()

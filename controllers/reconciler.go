@@ -132,6 +132,11 @@ type Reconciler struct {
 	// wakeups counts every event that enqueues a reconcile: a status write yields to
 	// the reconcile they bring (status_yield.go).
 	wakeups atomic.Uint64
+	// otherWakes counts the wake-ups that are not input events; run is the last
+	// reconcile, which a reconcile woken only by input it already read repeats
+	// (nothing_new.go).
+	otherWakes atomic.Uint64
+	run        lastRun
 	// translating is set while a translation runs, and dnsSeen is the DNS guard's
 	// count of signalled changes when the last translation in use read its answers
 	// (dns_wakes.go).
@@ -161,11 +166,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if req == callersKey {
 		return r.reconcileCallers(ctx)
 	}
+	if requeue, ok := r.nothingNew(time.Now()); ok {
+		r.metrics.unchanged()
+		r.log.V(1).Info("nothing new since the last reconcile", "requeueAfter", requeue)
+		return ctrl.Result{RequeueAfter: requeue}, nil
+	}
+	others := r.otherWakes.Load()
+	out, clean, err := r.reconcile(ctx)
+	r.ran(clean && err == nil, others, out.RequeueAfter)
+	return out, err
+}
+
+// reconcile is one whole reconcile; clean when no status write was cut short.
+func (r *Reconciler) reconcile(ctx context.Context) (ctrl.Result, bool, error) {
 	start, woken := time.Now(), r.wakeups.Load()
 	res, result, own, how, err := r.translation(ctx)
 	if err != nil || res == nil {
-		return ctrl.Result{RequeueAfter: warmupRetry}, err // nil: the DNS guard is warming up
+		return ctrl.Result{RequeueAfter: warmupRetry}, false, err // nil: the DNS guard is warming up
 	}
+	yielded := false
 	gateways := gatewaysByKey(res)
 	r.gatewayObjects = gateways
 	problems := r.publish(ctx, result, gateways)
@@ -178,7 +197,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	report := r.reportFleets(ctx)
 	if r.writes() {
 		r.emitWarnings(result.Warnings)
-		yielded, werr := r.status.write(ctx, result.Statuses, res, r.yieldAfter(woken))
+		var werr error
+		yielded, werr = r.status.write(ctx, result.Statuses, res, r.yieldAfter(woken))
 		if yielded {
 			r.metrics.statusWriteYielded()
 			r.log.V(1).Info("status write yielded to newer input; the next reconcile writes the rest")
@@ -189,12 +209,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.log.V(1).Info("translated", "gateways", len(result.Gateways), "backends", len(res.Backends), "reused", how == translationReused,
 		"translation", how, "duration", time.Since(start))
 	return ctrl.Result{RequeueAfter: soonest(r.requeueWhileHolding(), r.retryBindFailures(), report, r.ownPortsMoved(own), r.probeAnswered(),
-		untilChanges(result.ValidUntil, r.opts.Clock()))}, err
+		untilChanges(result.ValidUntil, r.opts.Clock()))}, !yielded, err
 }
 
 // How a reconcile came by its translation: the last one reused, a delta of it
-// (egress/translate/delta.go) or a full translation (the metric's label values).
+// (egress/translate/delta.go) or a full translation, or none because nothing was new
+// (nothing_new.go): the metric's label values.
 const (
+	translationNone   = "unchanged"
 	translationReused = "reused"
 	translationDelta  = "delta"
 	translationFull   = "translated"

@@ -71,6 +71,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	// Every wake-up is counted: a status write yields to it (status_yield.go).
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		r.otherWakes.Add(1)
 		r.wakeups.Add(1)
 		return []reconcile.Request{reconcileKey}
 	})
