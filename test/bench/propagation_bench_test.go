@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,7 @@ func BenchmarkPropagation(b *testing.B) {
 		var took []time.Duration
 		stopTrace := startTrace(b, os.Getenv(envPropagationTrace))
 		stopProfile := profileTries(b)
-		before := reconciles(b)
+		before, unchangedBefore := reconciles(b), w.unchanged(b)
 		for i := 0; b.Loop(); i++ {
 			w.waitQuiet(b)
 			markChange(i, "start")
@@ -74,6 +75,7 @@ func BenchmarkPropagation(b *testing.B) {
 		stopTrace()
 		stopProfile()
 		b.ReportMetric((reconciles(b)-before)/float64(len(took)), "reconciles/try")
+		b.ReportMetric((w.unchanged(b)-unchangedBefore)/float64(len(took)), "unchanged/try")
 		slices.Sort(took)
 		for _, p := range []int{50, 95, 99} {
 			b.ReportMetric(float64(percentile(took, p).Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
@@ -103,6 +105,28 @@ func (w *propagationWorld) waitQuiet(b *testing.B) {
 	// The manager collects its heap once idle (controllers/idle_gc.go): that collection
 	// finishes before the try, as it would before a change to a settled manager.
 	runtime.GC()
+}
+
+// unchanged counts the reconciles that returned at once, nothing being new
+// (portcullis_reconciles_total{translation="unchanged"}); reconciles/try counts them too.
+func (w *propagationWorld) unchanged(b *testing.B) float64 {
+	families, err := w.metrics.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "portcullis_reconciles_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "translation" && l.GetValue() == "unchanged" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // fetchTimeouts counts the resources Envoy waited for until its initial fetch timeout
@@ -140,6 +164,9 @@ type propagationWorld struct {
 	http     *http.Client
 	xds      *xds.Server // for saying where a wait that timed out stopped (stalled_test.go)
 	envoy    *xdstest.Envoy
+	// metrics are the operator's metrics, as the manager registers them (each world
+	// its own: a process may start several).
+	metrics *prometheus.Registry
 }
 
 // runs numbers the worlds of one process, so each gets namespaces of its own.
@@ -154,7 +181,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	w := &propagationWorld{
 		c: api.Client, dns: dnstest.NewServer(b), port: xdstest.FreePort(b),
 		ns: fmt.Sprintf("bench-apps-%d", run), gateway: fmt.Sprintf("egress-%d", run),
-		http: &http.Client{Timeout: 5 * time.Second},
+		http: &http.Client{Timeout: 5 * time.Second}, metrics: prometheus.NewRegistry(),
 	}
 	ca := testpki.NewCA(b, "bench upstream CA")
 	cert := ca.Issue(b, testpki.Options{CommonName: "upstream", DNSNames: []string{"*." + benchDomain}})
@@ -167,7 +194,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	w.xds = server
 	xdsPort := serveXDS(b, ctx, server)
 	store := startDNSGuard(b, ctx, w.dns)
-	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy})
+	startManager(b, ctx, api, controllers.Options{ControllerName: egress.ControllerName, XDS: server, DNS: store.store, AddressPolicy: store.policy, Metrics: w.metrics})
 	w.envoy = xdstest.Start(b, xdstest.Config{Bootstrap: func(admin uint32) ([]byte, error) {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
 	}})
