@@ -39,6 +39,8 @@ type gatherer struct {
 	// kept are the kinds' last lists.
 	events *listEvents
 	kept   [numListKinds]keptList
+	// walk is the last walk for the references (gather_walks.go).
+	walk referencesWalk
 }
 
 func newGatherer(cache, api client.Reader) *gatherer {
@@ -89,7 +91,7 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 // 12 MB each time, and twice that while the last translation (which keeps its input)
 // and the new one were both alive. Nothing downstream modifies a gathered slice.
 func (g *gatherer) readReferenced(ctx context.Context, res *egress.Resources) error {
-	refs := translate.References(res)
+	refs := g.walk.references(res)
 	seen := make(map[translate.ObjectRef]bool, len(refs))
 	objs := make([]client.Object, 0, len(refs))
 	for _, ref := range refs {

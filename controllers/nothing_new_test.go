@@ -31,7 +31,9 @@ func TestNothingNewOnlyWhenTheLastReconcileStandsForThePresent(t *testing.T) {
 		{name: "it ended with an error or a status write cut short", change: func(r *Reconciler) { r.run.clean = false }},
 		{name: "it ended a second ago", change: func(r *Reconciler) { r.run.ended = now.Add(-lastRunFresh) }},
 		{name: "this replica was elected since", change: func(r *Reconciler) { r.leader.elected.Store(true) }},
-		{name: "the own ports moved", change: func(r *Reconciler) { r.opts.OwnPorts = func() map[uint32]string { return map[uint32]string{19000: "envoy admin"} } }},
+		{name: "the own ports moved", change: func(r *Reconciler) {
+			r.opts.OwnPorts = func() map[uint32]string { return map[uint32]string{19000: "envoy admin"} }
+		}},
 		{name: "a certificate it checked expired by the reconciler's clock", change: func(r *Reconciler) { r.last.result.ValidUntil = clock }},
 		{name: "no translation to stand on", change: func(r *Reconciler) { r.last = nil }},
 	}

@@ -143,7 +143,10 @@ type Reconciler struct {
 	translating atomic.Bool
 	dnsSeen     atomic.Uint64
 	last        *lastTranslation
-	marks       backendMarks
+	// names is the last walk for the names the DNS guard resolves (gather_walks.go):
+	// the guard is told them again only when they may have changed.
+	names namesWalk
+	marks backendMarks
 	// idle collects garbage when the manager falls idle (idle_gc.go).
 	idle *idleCollector
 	// started and warm hold the first publication until the DNS guard has answered
@@ -278,7 +281,10 @@ func (r *Reconciler) gatherAnswered(ctx context.Context, events uint64) (*egress
 		if err != nil {
 			return nil, events, err
 		}
-		added := r.opts.DNS.SetNames(outsideNames(res))
+		var added []string
+		if names, same := r.names.names(res); !same {
+			added = r.opts.DNS.SetNames(names)
+		}
 		if !r.warm || len(added) == 0 {
 			return res, events, nil
 		}
