@@ -18,12 +18,9 @@ import (
 // gathered again and translated with it. The two creates cost one translation (the
 // reconcile the route's event queued reuses it), not one each.
 func TestBackendAndRouteAppliedTogetherAreTranslatedOnce(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "together"
 	const host = "slow.together.test"
-	// Answered after 100 ms: within the translation's wait for first answers (200 ms).
-	w.dns.Script(host, dnstest.Response{Delay: 100 * time.Millisecond, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
+	w, reg := slowAnswerWorld(t, host)
 	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same"))
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "egress", Namespace: ns}}
 	w.condition(gw, func() []metav1.Condition { return gw.Status.Conditions }, "Accepted", "True", "Accepted")
@@ -66,6 +63,15 @@ spec:
 	if n := settledCount(t, translations) - before; n != 1 {
 		t.Errorf("%v translations for a Backend and its route created 20 ms apart, want 1", n)
 	}
+}
+
+// slowAnswerWorld is a world with the operator's metrics, whose DNS server answers host
+// after 100 ms: within a translation's wait for first answers (200 ms).
+func slowAnswerWorld(t *testing.T, host string) (*world, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	w := newWorld(t, func(o *Options) { o.Metrics = reg })
+	w.dns.Script(host, dnstest.Response{Delay: 100 * time.Millisecond, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
+	return w, reg
 }
 
 // settledCount reads count once it has not moved for half a second.

@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
-	"github.com/portcullis-io/portcullis/dnsguard/dnstest"
 	"github.com/portcullis-io/portcullis/egress/translate"
 )
 
@@ -74,11 +72,9 @@ func TestRanRecordsWhatTheNextReconcileChecks(t *testing.T) {
 // reconcile the first one's create started waits for its first DNS answer, is gathered
 // by that reconcile; the reconcile its event queued returns at once.
 func TestAnInputEventAlreadyReadCostsNoSecondReconcile(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "already-read"
 	const host = "slow.already-read.test"
-	w.dns.Script(host, dnstest.Response{Delay: 100 * time.Millisecond, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
+	w, reg := slowAnswerWorld(t, host)
 	w.apply(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns))
 	count := func(how string) func() float64 {
 		return func() float64 {
