@@ -101,7 +101,6 @@ func (m *operatorMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// statusWriteYielded counts a status write that yielded.
 // unchanged counts a reconcile that returned at once: nothing new had come since the
 // last one (nothing_new.go).
 func (m *operatorMetrics) unchanged() {
@@ -110,6 +109,7 @@ func (m *operatorMetrics) unchanged() {
 	}
 }
 
+// statusWriteYielded counts a status write that yielded.
 func (m *operatorMetrics) statusWriteYielded() {
 	if m != nil {
 		m.yields.Inc()
