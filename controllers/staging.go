@@ -48,7 +48,7 @@ func (r *Reconciler) stage(desired ir.Gateway) (ir.Gateway, bool) {
 		return withClusters(last.Listeners, desired, last, nil), true
 	}
 	// Steps 2 and 3: the new routes, and the old clusters the running routes still use.
-	return withClusters(desired.Listeners, desired, last, routedClusters(last)), false
+	return withClusters(desired.Listeners, desired, last, routedAmong(last, clustersOnlyIn(last.Clusters, desired.Clusters))), false
 }
 
 // withClusters is desired with the given listeners, plus the clusters of last desired
@@ -141,23 +141,55 @@ func usedSecrets(gw ir.Gateway) []ir.Secret {
 // sooner. So may a route that answered with a fixed response (a 500 for a missing
 // Backend, a 503 for a cluster isolation left out): it sent nothing anywhere, and a
 // cluster isolation leaves out again would otherwise hold every route back forever.
+//
+// Each cluster a desired route sends to is looked up among last's clusters, in name
+// order as translation gives them; only the few routes sending to a cluster last lacks
+// are then looked for among last's routes. The two sets of ten thousand names this
+// built before took some 12 ms of each create's reconcile (2026-11-29).
 func existingRouteGetsNewCluster(last, desired ir.Gateway) bool {
-	have := map[string]bool{}
-	for _, c := range last.Clusters {
-		have[c.Name] = true
-	}
-	existing := map[string]bool{}
-	forEachRoute(last, func(rt ir.Route) { existing[rt.Name] = existing[rt.Name] || len(rt.Backends) > 0 })
-	found := false
+	has := clusterLookup(last.Clusters)
+	var sending []string // the desired routes that send to a cluster last lacks
 	forEachRoute(desired, func(rt ir.Route) {
-		if !existing[rt.Name] {
-			return
-		}
-		for _, b := range rt.Backends {
-			found = found || !have[b.Cluster]
+		if slices.ContainsFunc(rt.Backends, func(b ir.WeightedCluster) bool { return !has(b.Cluster) }) {
+			sending = append(sending, rt.Name)
 		}
 	})
+	if len(sending) == 0 {
+		return false
+	}
+	isSending := lookup(sending)
+	found := false
+	forEachRoute(last, func(rt ir.Route) { found = found || (len(rt.Backends) > 0 && isSending(rt.Name)) })
 	return found
+}
+
+// clusterLookup tells whether a name is among cs: a binary search when cs is in name
+// order, a set otherwise.
+func clusterLookup(cs []ir.Cluster) func(string) bool {
+	if !clustersInOrder(cs) {
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			names[i] = c.Name
+		}
+		return lookup(names)
+	}
+	return func(name string) bool {
+		_, ok := slices.BinarySearchFunc(cs, name, func(c ir.Cluster, name string) int { return strings.Compare(c.Name, name) })
+		return ok
+	}
+}
+
+// lookup tells whether a name is among names: a look through them when they are few, a
+// set otherwise.
+func lookup(names []string) func(string) bool {
+	if len(names) <= 8 {
+		return func(name string) bool { return slices.Contains(names, name) }
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(name string) bool { return set[name] }
 }
 
 // forEachRoute calls f for every route of every route table: the shared one and each
@@ -184,6 +216,29 @@ func (r *Reconciler) envoysRunLatest(gateway string) bool {
 	st := r.opts.XDS.Status(gateway)
 	versions, all := st.Running()
 	return all && len(versions) == 1 && versions[0] == st.Version
+}
+
+// routedAmong are those of cs some route of the Gateway sends to (never nil): the
+// clusters only the last configuration has are few, and a set of every routed cluster,
+// which routedClusters builds, took some 7 ms of each create's reconcile at 10,000.
+func routedAmong(gw ir.Gateway, cs []ir.Cluster) map[string]bool {
+	out := make(map[string]bool, len(cs))
+	if len(cs) == 0 {
+		return out
+	}
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	among := lookup(names)
+	forEachRoute(gw, func(rt ir.Route) {
+		for _, b := range rt.Backends {
+			if among(b.Cluster) {
+				out[b.Cluster] = true
+			}
+		}
+	})
+	return out
 }
 
 // routedClusters are the clusters some route of the Gateway sends to.

@@ -130,3 +130,85 @@ func TestWithClustersAgreesWithTheSetVersion(t *testing.T) {
 		}
 	}
 }
+
+// existingRouteGetsNewClusterBySet is existingRouteGetsNewCluster as it was written
+// first, with a set of last's clusters and of its routes: the reference.
+func existingRouteGetsNewClusterBySet(last, desired ir.Gateway) bool {
+	have := map[string]bool{}
+	for _, c := range last.Clusters {
+		have[c.Name] = true
+	}
+	existing := map[string]bool{}
+	forEachRoute(last, func(rt ir.Route) { existing[rt.Name] = existing[rt.Name] || len(rt.Backends) > 0 })
+	found := false
+	forEachRoute(desired, func(rt ir.Route) {
+		if !existing[rt.Name] {
+			return
+		}
+		for _, b := range rt.Backends {
+			found = found || !have[b.Cluster]
+		}
+	})
+	return found
+}
+
+// withRandomRoutes gives gw's listener virtual hosts and a tenant table whose routes
+// (up to 12 of 20 names) send to up to two of the 16 cluster names or answer
+// themselves.
+func withRandomRoutes(r *rand.Rand, gw ir.Gateway) ir.Gateway {
+	table := func() []ir.VirtualHost {
+		var vhs []ir.VirtualHost
+		for h := range r.IntN(4) {
+			vh := ir.VirtualHost{Name: fmt.Sprintf("h%d", h), Domains: []string{fmt.Sprintf("h%d.test", h)}}
+			for range r.IntN(4) {
+				rt := ir.Route{Name: fmt.Sprintf("r%02d", r.IntN(20))}
+				for range r.IntN(3) {
+					rt.Backends = append(rt.Backends, ir.WeightedCluster{Cluster: fmt.Sprintf("c%02d", r.IntN(16)), Weight: 1})
+				}
+				vh.Routes = append(vh.Routes, rt)
+			}
+			vhs = append(vhs, vh)
+		}
+		return vhs
+	}
+	l := gw.Listeners[0]
+	l.VirtualHosts = table()
+	l.Tenants = []ir.Tenant{{Namespace: "t", VirtualHosts: table()}}
+	gw.Listeners = []ir.Listener{l}
+	return gw
+}
+
+func TestExistingRouteGetsNewClusterAgreesWithTheSetVersion(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 1897))
+	seen := map[bool]int{}
+	for i := range 2000 {
+		last := withRandomRoutes(r, randomStagedGateway(r, r.IntN(5) > 0))
+		desired := withRandomRoutes(r, randomStagedGateway(r, r.IntN(5) > 0))
+		want := existingRouteGetsNewClusterBySet(last, desired)
+		if got := existingRouteGetsNewCluster(last, desired); got != want {
+			t.Fatalf("case %d: existingRouteGetsNewCluster = %v, want %v\nlast %+v\ndesired %+v", i, got, want, last, desired)
+		}
+		seen[want]++
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Errorf("the cases gave only one answer: %v", seen)
+	}
+}
+
+func TestRoutedAmongIsRoutedClustersNarrowed(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 1897))
+	for i := range 500 {
+		gw := withRandomRoutes(r, randomStagedGateway(r, true))
+		among := randomStagedGateway(r, r.IntN(2) == 0).Clusters
+		all := routedClusters(gw)
+		want := map[string]bool{}
+		for _, c := range among {
+			if all[c.Name] {
+				want[c.Name] = true
+			}
+		}
+		if got := routedAmong(gw, among); got == nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d: routedAmong = %v, want %v", i, got, want)
+		}
+	}
+}
