@@ -167,16 +167,21 @@ func existingRouteGetsNewCluster(last, desired ir.Gateway) bool {
 // order, a set otherwise.
 func clusterLookup(cs []ir.Cluster) func(string) bool {
 	if !clustersInOrder(cs) {
-		names := make([]string, len(cs))
-		for i, c := range cs {
-			names[i] = c.Name
-		}
-		return lookup(names)
+		return lookup(clusterNames(cs))
 	}
 	return func(name string) bool {
 		_, ok := slices.BinarySearchFunc(cs, name, func(c ir.Cluster, name string) int { return strings.Compare(c.Name, name) })
 		return ok
 	}
+}
+
+// clusterNames are the names of cs, in their order.
+func clusterNames(cs []ir.Cluster) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
 }
 
 // lookup tells whether a name is among names: a look through them when they are few, a
@@ -226,11 +231,7 @@ func routedAmong(gw ir.Gateway, cs []ir.Cluster) map[string]bool {
 	if len(cs) == 0 {
 		return out
 	}
-	names := make([]string, len(cs))
-	for i, c := range cs {
-		names[i] = c.Name
-	}
-	among := lookup(names)
+	among := lookup(clusterNames(cs))
 	forEachRoute(gw, func(rt ir.Route) {
 		for _, b := range rt.Backends {
 			if among(b.Cluster) {

@@ -19,14 +19,6 @@ func clustersNamed(names ...string) []ir.Cluster {
 	return out
 }
 
-func clusterNames(cs []ir.Cluster) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Name
-	}
-	return out
-}
-
 func TestClustersOnlyInLast(t *testing.T) {
 	tests := []struct {
 		name          string
