@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
+	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 	"github.com/portcullis-io/portcullis/internal/testenv"
 )
 
@@ -510,15 +511,13 @@ func waitReady(t *testing.T, rawURL string) {
 	t.Fatalf("Envoy did not answer on %s within 15s", rawURL)
 }
 
-// freePort returns a TCP port that was free a moment ago.
+// freePort returns a TCP port that was free a moment ago, below the kernel's ephemeral
+// range (xdstest.FreePort): a port the kernel handed out for ":0" may be handed again as
+// the source port of another package's connection before Envoy binds it
+// (TestTenantIsolationDataPath's listener found its port taken once, 2026-11-29).
 func freePort(t *testing.T) uint32 {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return uint32(l.Addr().(*net.TCPAddr).Port)
+	return xdstest.FreePort(t)
 }
 
 // staticBootstrapFile writes gw's static bootstrap (admin on a free port) as JSON and
