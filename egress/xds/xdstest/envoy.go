@@ -229,7 +229,7 @@ func FreePort(t testing.TB) uint32 {
 	low := ephemeralLow()
 	for range 200 {
 		port := freePortFloor + rand.IntN(low-freePortFloor)
-		if reservedPort(port) {
+		if reservedPort(port) || !handOut(port) {
 			continue
 		}
 		if l, err := net.Listen("tcp", fmt.Sprintf(":%d", port)); err == nil {
@@ -243,6 +243,26 @@ func FreePort(t testing.TB) uint32 {
 	}
 	defer l.Close()
 	return uint32(l.Addr().(*net.TCPAddr).Port)
+}
+
+// handedOut are the ports FreePort gave this process. A random pick can repeat: a test
+// that asked for its admin, metrics and listener ports before binding any was given
+// the same port twice once (TestRouteTimeoutsCutASlowBackend, 2026-11-29: "metrics port
+// 29975 is also the admin or the readiness port"), so a port is handed out once.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// handOut marks port handed out, false when it was already.
+func handOut(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[port] {
+		return false
+	}
+	handedOut.ports[port] = true
+	return true
 }
 
 // reservedPort tells whether port is one a test must not be handed: the ports every

@@ -32,3 +32,17 @@ func TestFreePortSkipsPortsTestsMustNotGet(t *testing.T) {
 		})
 	}
 }
+
+// TestFreePortNeverRepeatsAPort: 300 random picks among some 28,000 ports repeat one
+// most of the time (the birthday bound); a test asks for several ports before it binds
+// any, so FreePort must not hand out a port twice.
+func TestFreePortNeverRepeatsAPort(t *testing.T) {
+	seen := map[uint32]int{}
+	for i := range 300 {
+		p := FreePort(t)
+		if j, ok := seen[p]; ok {
+			t.Fatalf("pick %d gave port %d, as pick %d did", i, p, j)
+		}
+		seen[p] = i
+	}
+}
