@@ -131,13 +131,13 @@ func (w *propagationWorld) watchBatch(b *testing.B, prefix string, n int, labels
 	return bw
 }
 
-// openWatches watches the namespace's Backends and HTTPRoutes with labels.
+// openWatches watches the Backends and HTTPRoutes with labels, where watchScope says.
 func (w *propagationWorld) openWatches(ctx context.Context, labels client.MatchingLabels) ([2]watch.Interface, error) {
-	backends, err := w.watch.Watch(ctx, &egressv1alpha1.BackendList{}, client.InNamespace(w.ns), labels)
+	backends, err := w.watch.Watch(ctx, &egressv1alpha1.BackendList{}, w.watchScope(labels)...)
 	if err != nil {
 		return [2]watch.Interface{}, err
 	}
-	routes, err := w.watch.Watch(ctx, &gwapiv1.HTTPRouteList{}, client.InNamespace(w.ns), labels)
+	routes, err := w.watch.Watch(ctx, &gwapiv1.HTTPRouteList{}, w.watchScope(labels)...)
 	if err != nil {
 		backends.Stop()
 		return [2]watch.Interface{}, err

@@ -56,7 +56,11 @@ const envPropagationProfile = "BENCH_PROPAGATION_PROFILE"
 // -benchtime=<tries>x for the percentiles.
 func BenchmarkPropagation(b *testing.B) {
 	present := envInt(b, envPropagationRoutes, 10)
-	b.Run(fmt.Sprintf("present=%d", present), func(b *testing.B) {
+	name := fmt.Sprintf("present=%d", present)
+	if spread := envInt(b, envPropagationNamespaces, 1); spread > 1 {
+		name += fmt.Sprintf("/namespaces=%d", spread)
+	}
+	b.Run(name, func(b *testing.B) {
 		w := startPropagationWorld(b)
 		w.createMany(b, present)
 		w.waitSettled(b, present)
@@ -160,10 +164,14 @@ type propagationWorld struct {
 	upstream *testupstream.Server
 	port     uint32 // the Gateway listener port Envoy binds
 	ns       string // the namespace of this run's Backends and HTTPRoutes
-	gateway  string
-	http     *http.Client
-	xds      *xds.Server // for saying where a wait that timed out stopped (stalled_test.go)
-	envoy    *xdstest.Envoy
+	world    string // this world's number, the value of its objects' worldLabel
+	// namespaces is how many namespaces the present objects are spread over
+	// (propagation_tenants_test.go).
+	namespaces int
+	gateway    string
+	http       *http.Client
+	xds        *xds.Server // for saying where a wait that timed out stopped (stalled_test.go)
+	envoy      *xdstest.Envoy
 	// metrics are the operator's metrics, as the manager registers them (each world
 	// its own: a process may start several).
 	metrics *prometheus.Registry
@@ -180,7 +188,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 	run := runs.Add(1)
 	w := &propagationWorld{
 		c: api.Client, dns: dnstest.NewServer(b), port: xdstest.FreePort(b),
-		ns: fmt.Sprintf("bench-apps-%d", run), gateway: fmt.Sprintf("egress-%d", run),
+		ns: fmt.Sprintf("bench-apps-%d", run), gateway: fmt.Sprintf("egress-%d", run), world: fmt.Sprint(run),
 		http: &http.Client{Timeout: 5 * time.Second}, metrics: prometheus.NewRegistry(),
 	}
 	ca := testpki.NewCA(b, "bench upstream CA")
@@ -199,6 +207,7 @@ func startPropagationWorld(b *testing.B) *propagationWorld {
 		return bootstrap.YAML(bootstrap.Options{Gateway: gatewayNS + "/" + w.gateway, NodeID: "bench", XDSAddress: "127.0.0.1", XDSPort: xdsPort, AdminPort: admin})
 	}})
 	w.createBase(b, ca.CertPEM)
+	w.spreadOver(b, envInt(b, envPropagationNamespaces, 1), ca.CertPEM)
 	w.createLoadGenerator(b)
 	return w
 }
@@ -291,15 +300,20 @@ func (w *propagationWorld) createLoadGenerator(b *testing.B) {
 }
 
 // objects are the Backend (HTTPS to the upstream, verified against its CA) and the
-// HTTPRoute of one hostname.
+// HTTPRoute of one hostname, in the world's namespace.
 func (w *propagationWorld) objects(name string) []client.Object {
+	return w.objectsIn(name, w.ns)
+}
+
+// objectsIn are a hostname's objects in namespace ns.
+func (w *propagationWorld) objectsIn(name, ns string) []client.Object {
 	be := backend(name, hostname(name))
-	be.Namespace, be.ResourceVersion = w.ns, ""
+	be.Namespace, be.ResourceVersion = ns, ""
 	tls := be.Spec.Destination.FQDN.TLS
 	tls.ClientCertificate, tls.CACertificates[0].SecretRef.Name = nil, "upstream-ca"
 	be.Spec.Destination.Ports[0].Port = int32(w.upstream.Port())
 	rt := route(name, w.gateway, hostname(name))
-	rt.Namespace, rt.ResourceVersion = w.ns, ""
+	rt.Namespace, rt.ResourceVersion = ns, ""
 	port := gwapiv1.PortNumber(w.upstream.Port())
 	rt.Spec.Rules[0].BackendRefs[0].Port = &port
 	return []client.Object{&be, &rt}
@@ -310,7 +324,7 @@ func (w *propagationWorld) createMany(b *testing.B, n int) {
 	createParallel(b, w.c, 8, n, func(i int) []client.Object {
 		name := objectName(0, i)
 		w.dns.Set(hostname(name), hostname(name)+". 60 IN A 127.0.0.1")
-		return w.objects(name)
+		return w.presentObjects(i)
 	})
 }
 
@@ -319,7 +333,7 @@ func (w *propagationWorld) createMany(b *testing.B, n int) {
 // for them are done before the timed changes start.
 func (w *propagationWorld) waitSettled(b *testing.B, n int) {
 	w.waitProgrammed(b, "b0-", n) // the names objectName(0, i)
-	for _, i := range []int{0, n - 1} {
+	for _, i := range w.reachable(n) {
 		if code := w.get(objectName(0, i)); code != http.StatusOK {
 			b.Fatalf("a present route answers %d, want 200", code)
 		}
