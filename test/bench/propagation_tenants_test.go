@@ -60,16 +60,14 @@ func (w *propagationWorld) presentObjects(i int) []client.Object {
 	return objs
 }
 
-// watchScope is where waiting for the present objects looks: the world's namespace, or
-// every namespace with the world's label once they are spread.
+// watchScope is where a wait for objects looks: the world's namespace, which holds every
+// object but the spread present ones; for those (no labels given, the present objects
+// are spread) every namespace, by the world's label.
 func (w *propagationWorld) watchScope(labels client.MatchingLabels) []client.ListOption {
-	if w.namespaces <= 1 {
+	if w.namespaces <= 1 || labels != nil {
 		return []client.ListOption{client.InNamespace(w.ns), labels}
 	}
-	if labels == nil {
-		labels = client.MatchingLabels{worldLabel: w.world}
-	}
-	return []client.ListOption{labels}
+	return []client.ListOption{client.MatchingLabels{worldLabel: w.world}}
 }
 
 // TestPresentObjectsSpreadRoundRobin checks the spread's arithmetic: every
