@@ -25,12 +25,13 @@ const worldLabel = "bench.portcullis.io/world"
 // spread over, each with the upstream's CA Secret its Backends verify against.
 func (w *propagationWorld) spreadOver(b *testing.B, namespaces int, caPEM []byte) {
 	w.namespaces = max(namespaces, 1)
-	for k := 1; k < w.namespaces; k++ {
-		ns := w.presentNamespace(k)
-		createObjects(b, w.c,
+	createParallel(b, w.c, 8, w.namespaces-1, func(k int) []client.Object {
+		ns := w.presentNamespace(k + 1)
+		return []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "upstream-ca", Namespace: ns}, Data: map[string][]byte{"ca.crt": caPEM}})
-	}
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "upstream-ca", Namespace: ns}, Data: map[string][]byte{"ca.crt": caPEM}},
+		}
+	})
 }
 
 // presentNamespace is the namespace of the i-th present hostname: the world's own for
