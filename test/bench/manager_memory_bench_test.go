@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -10,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/dnsguard/dnstest"
@@ -21,6 +24,11 @@ import (
 // "<backends>/<namespaces>/<pods>"; the targets (issue 16) are stated for
 // 10000/500/10000.
 const envManagerMemory = "BENCH_MANAGER_MEMORY"
+
+// envManagerMemoryApplied, when 1, creates every Backend, HTTPRoute and Secret as
+// `kubectl apply` leaves it: with the last-applied-configuration annotation holding the
+// manifest (kubectlApplied).
+const envManagerMemoryApplied = "BENCH_MANAGER_MEMORY_APPLIED"
 
 var defaultManagerMemory = workload{gateways: 1, perGateway: 100, namespaces: 10, pods: 100}
 
@@ -147,10 +155,14 @@ func loadBackends(b *testing.B, c client.Client, dns *dnstest.Server, w workload
 		createObjects(b, c, &res.Namespaces[i])
 	}
 	createObjects(b, c, &res.GatewayClasses[0], &res.Gateways[0])
+	applied := os.Getenv(envManagerMemoryApplied) == "1"
 	createParallel(b, c, 16, w.total(), func(k int) []client.Object {
 		objs := []client.Object{&res.Secrets[2*k], &res.Secrets[2*k+1], &res.Backends[k], &res.HTTPRoutes[k]}
 		for _, o := range objs {
 			o.SetResourceVersion("")
+			if applied {
+				kubectlApplied(b, c.Scheme(), o)
+			}
 		}
 		return objs
 	})
@@ -201,4 +213,26 @@ func loadPods(b *testing.B, c client.Client, w workload) {
 		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: "192.0.2.1"}
 		return c.Status().Update(ctx, pod)
 	})
+}
+
+// kubectlApplied gives o the annotation `kubectl apply` writes: the manifest applied, as
+// compact JSON (apiVersion, kind, name, namespace and the content; a Secret's data in
+// base64), which the API server stores beside the object itself.
+func kubectlApplied(b *testing.B, scheme *runtime.Scheme, o client.Object) {
+	gvk, err := apiutil.GVKForObject(o, scheme)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	delete(m, "status")
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	m["metadata"] = map[string]any{"name": o.GetName(), "namespace": o.GetNamespace()}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o.SetAnnotations(map[string]string{corev1.LastAppliedConfigAnnotation: string(manifest)})
 }
