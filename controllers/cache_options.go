@@ -3,6 +3,7 @@ package controllers
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -10,20 +11,59 @@ import (
 	"github.com/portcullis-io/portcullis/controllers/infra"
 )
 
-// CacheOptions are the manager cache's options: no object keeps its managedFields
-// (nothing reads them, and at 10,000 Backends and routes and 20,000 Secrets' metadata
-// they are tens of MiB), Pods keep only their caller identity (PodCacheOptions), and of
+// CacheOptions are the manager cache's options: no object keeps its managedFields or
+// kubectl's last-applied-configuration annotation (stripForCache), Pods keep only their
+// caller identity (PodCacheOptions), and of
 // Deployments and ServiceAccounts only those the Kubernetes provider made are watched
 // (it checks that they did not change; whether a name is taken by someone else's
 // object it asks the API server).
 func CacheOptions() cache.Options {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{infra.LabelManagedBy: infra.LabelManagedByValue})}
 	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: stripForCache,
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:            PodCacheOptions(),
 			&appsv1.Deployment{}:     ours,
 			&corev1.ServiceAccount{}: ours,
 		},
 	}
+}
+
+// stripManagedFields is controller-runtime's transform that drops managedFields.
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// stripForCache drops from an object what the manager never reads and would otherwise
+// keep for every object it watches:
+//
+//   - managedFields: at 10,000 Backends and routes and 20,000 Secrets, tens of MiB;
+//   - the annotation `kubectl apply` writes (corev1.LastAppliedConfigAnnotation), which
+//     holds the whole applied manifest again: a Secret applied with kubectl is kept
+//     twice over, its data once decoded and once as base64 inside that JSON.
+//
+// Nothing is lost on the API server: the manager writes user objects back only through
+// their status subresource, which takes status alone from the request (metadata,
+// spec and this annotation stay as stored), and it writes its own objects by server-side
+// apply, which sends only its own fields.
+func stripForCache(obj any) (any, error) {
+	obj, err := stripManagedFields(obj)
+	if err != nil {
+		return obj, err
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		dropAnnotation(m, corev1.LastAppliedConfigAnnotation)
+	}
+	return obj, nil
+}
+
+// dropAnnotation removes one annotation, and the map when it was the only one.
+func dropAnnotation(m metav1.Object, key string) {
+	a := m.GetAnnotations()
+	if _, ok := a[key]; !ok {
+		return
+	}
+	if len(a) == 1 {
+		m.SetAnnotations(nil)
+		return
+	}
+	delete(a, key)
 }

@@ -158,7 +158,10 @@ func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Ob
 		}
 		return nil, fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	obj.SetManagedFields(nil) // kept for as long as it is referenced: only its data matters
+	// Kept for as long as it is referenced, and only its data matters: not its
+	// managedFields, nor the copy of it `kubectl apply` keeps in an annotation.
+	obj.SetManagedFields(nil)
+	dropAnnotation(obj, corev1.LastAppliedConfigAnnotation)
 	g.memo[ref] = obj
 	g.memoChanged = true
 	return obj, nil

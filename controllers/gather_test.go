@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,12 +14,15 @@ import (
 )
 
 // TestGatherHandsOutTheSameReferencedObjectsWhileNoneChanged: two gathers with no
-// referenced Secret changed in between hand out the same Secret (not a new copy); a
-// changed Secret is read afresh, and one no longer referenced is no longer gathered.
+// referenced Secret changed in between hand out the same Secret (not a new copy), kept
+// without the copy of itself `kubectl apply` leaves in an annotation; a changed Secret
+// is read afresh, and one no longer referenced is no longer gathered.
 func TestGatherHandsOutTheSameReferencedObjectsWhileNoneChanged(t *testing.T) {
 	ctx := context.Background()
 	ns := "gather-referenced"
-	ca := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca"}, Data: map[string][]byte{"ca.crt": []byte("one")}}
+	ca := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca", Annotations: map[string]string{
+		corev1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"Secret","data":{"ca.crt":"b25l"}}`, "team": "payments"}},
+		Data: map[string][]byte{"ca.crt": []byte("one")}}
 	be := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: egressv1alpha1.BackendSpec{
 		Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN,
 			FQDN: &egressv1alpha1.FQDNDestination{Hostname: "api.example.com", TLS: &egressv1alpha1.BackendTLS{
@@ -41,6 +45,9 @@ func TestGatherHandsOutTheSameReferencedObjectsWhileNoneChanged(t *testing.T) {
 	first, second := gather(), gather()
 	if first == nil || first != second {
 		t.Fatalf("two gathers with nothing changed: %p then %p, want the same Secret", first, second)
+	}
+	if want := map[string]string{"team": "payments"}; !maps.Equal(first.Annotations, want) {
+		t.Errorf("gathered Secret annotations = %v, want %v", first.Annotations, want)
 	}
 	ca.Data["ca.crt"] = []byte("two")
 	if err := api.Client.Update(ctx, ca); err != nil {
