@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/controllers/infra"
 )
 
@@ -65,12 +66,13 @@ func TestProviderRefusesForeignObjectsTheCacheDoesNotHold(t *testing.T) {
 	}
 }
 
-// TestCacheDropsWhatKubectlApplyRepeats creates objects as `kubectl apply` leaves them
-// (its last-applied-configuration annotation beside the user's own) and checks that the
-// manager's cache keeps the user's annotations without kubectl's, and that a status
-// written from the cached copy, as the status writer does, leaves the stored
-// annotation as it was: kubectl's next apply still finds it.
-func TestCacheDropsWhatKubectlApplyRepeats(t *testing.T) {
+// TestCacheKeepsOnlyTheAnnotationsItReads creates objects as `kubectl apply` leaves
+// them (its last-applied-configuration annotation beside the user's own) and checks
+// what the manager's cache keeps: a GatewayClass (whose annotations carry settings)
+// and a Secret keep the user's annotations without kubectl's, an HTTPRoute keeps none;
+// and a status written from the cached route, as the status writer does, leaves the
+// stored annotations as they were: kubectl's next apply still finds its own.
+func TestCacheKeepsOnlyTheAnnotationsItReads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cached, err := api.CachedClient(ctx, CacheOptions())
@@ -81,44 +83,55 @@ func TestCacheDropsWhatKubectlApplyRepeats(t *testing.T) {
 	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns, Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: applied, "team": "payments"}},
-		Data:       map[string][]byte{"token": []byte("s3cr3t")},
+	annotations := func() map[string]string {
+		return map[string]string{corev1.LastAppliedConfigAnnotation: applied, "team": "payments"}
 	}
-	class := &gwapiv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "last-applied", Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: applied}},
-		Spec:       gwapiv1.GatewayClassSpec{ControllerName: "example.com/not-portcullis"},
-	}
-	for _, o := range []client.Object{secret, class} {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns, Annotations: annotations()},
+		Data: map[string][]byte{"token": []byte("s3cr3t")}}
+	class := &gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "last-applied", Annotations: annotations()},
+		Spec: gwapiv1.GatewayClassSpec{ControllerName: "example.com/not-portcullis"}}
+	route := &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns, Annotations: annotations()}}
+	for _, o := range []client.Object{secret, class, route} {
 		if err := api.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	gotSecret, gotClass := &corev1.Secret{}, &gwapiv1.GatewayClass{}
-	waitCached(t, cached, client.ObjectKeyFromObject(secret), gotSecret)
-	waitCached(t, cached, client.ObjectKeyFromObject(class), gotClass)
-	if want := map[string]string{"team": "payments"}; !maps.Equal(gotSecret.Annotations, want) {
-		t.Errorf("cached Secret annotations = %v, want %v", gotSecret.Annotations, want)
-	}
-	if gotClass.Annotations != nil {
-		t.Errorf("cached GatewayClass annotations = %v, want none", gotClass.Annotations)
+	users := map[string]string{"team": "payments"}
+	for _, tc := range []struct {
+		obj, into client.Object
+		want      map[string]string
+	}{
+		{secret, &corev1.Secret{}, users},
+		{class, &gwapiv1.GatewayClass{}, users},
+		{route, &gwapiv1.HTTPRoute{}, nil},
+	} {
+		waitCached(t, cached, client.ObjectKeyFromObject(tc.obj), tc.into)
+		if got := tc.into.GetAnnotations(); !maps.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("cached %T annotations = %v, want %v", tc.into, got, tc.want)
+		}
 	}
 
-	gotClass.Status.Conditions = []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "Pending",
-		Message: "not ours", ObservedGeneration: gotClass.Generation, LastTransitionTime: metav1.Now()}}
-	if err := cached.Status().Update(ctx, gotClass); err != nil {
+	cachedRoute := &gwapiv1.HTTPRoute{}
+	waitCached(t, cached, client.ObjectKeyFromObject(route), cachedRoute)
+	cachedRoute.Status.Parents = []gwapiv1.RouteParentStatus{{
+		ParentRef:      gwapiv1.ParentReference{Name: "egress"},
+		ControllerName: "example.com/not-portcullis",
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "Pending",
+			Message: "not ours", ObservedGeneration: cachedRoute.Generation, LastTransitionTime: metav1.Now()}},
+	}}
+	if err := cached.Status().Update(ctx, cachedRoute); err != nil {
 		t.Fatal(err)
 	}
-	stored := &gwapiv1.GatewayClass{}
-	if err := api.Client.Get(ctx, client.ObjectKeyFromObject(class), stored); err != nil {
+	stored := &gwapiv1.HTTPRoute{}
+	if err := api.Client.Get(ctx, client.ObjectKeyFromObject(route), stored); err != nil {
 		t.Fatal(err)
 	}
-	if got := stored.Annotations[corev1.LastAppliedConfigAnnotation]; got != applied {
-		t.Errorf("stored annotation after a status write = %q, want %q", got, applied)
+	if want := annotations(); !maps.Equal(stored.Annotations, want) {
+		t.Errorf("stored annotations after a status write = %v, want %v", stored.Annotations, want)
 	}
-	if len(stored.Status.Conditions) != 1 || stored.Status.Conditions[0].Reason != "Pending" {
-		t.Errorf("stored conditions = %v, want the one written", stored.Status.Conditions)
+	if len(stored.Status.Parents) != 1 || stored.Status.Parents[0].Conditions[0].Reason != "Pending" {
+		t.Errorf("stored status = %+v, want the one written", stored.Status)
 	}
 }
 
@@ -140,30 +153,36 @@ func waitCached(t *testing.T, c client.Client, key client.ObjectKey, obj client.
 
 func TestStripForCache(t *testing.T) {
 	last := corev1.LastAppliedConfigAnnotation
+	users := map[string]string{"team": "payments"}
 	tests := []struct {
 		name string
+		obj  client.Object
 		in   map[string]string
 		want map[string]string
 	}{
-		{"no annotations stay none", nil, nil},
-		{"kubectl's alone leaves none", map[string]string{last: "{}"}, nil},
-		{"the user's stay", map[string]string{last: "{}", "team": "payments"}, map[string]string{"team": "payments"}},
-		{"without kubectl's nothing changes", map[string]string{"team": "payments"}, map[string]string{"team": "payments"}},
+		{"no annotations stay none", &corev1.Secret{}, nil, nil},
+		{"kubectl's alone leaves none", &corev1.Secret{}, map[string]string{last: "{}"}, nil},
+		{"a Secret keeps the user's", &corev1.Secret{}, map[string]string{last: "{}", "team": "payments"}, users},
+		{"without kubectl's nothing changes", &corev1.Secret{}, users, users},
+		{"a Gateway keeps the user's: settings", &gwapiv1.Gateway{}, map[string]string{last: "{}", "team": "payments"}, users},
+		{"a Backend keeps none", &egressv1alpha1.Backend{}, map[string]string{last: "{}", "team": "payments"}, nil},
+		{"an HTTPRoute keeps none", &gwapiv1.HTTPRoute{}, users, nil},
+		{"a Namespace keeps none", &corev1.Namespace{}, users, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: tt.in,
-				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
-			out, err := stripForCache(s)
+			tt.obj.SetAnnotations(maps.Clone(tt.in))
+			tt.obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl"}})
+			out, err := stripForCache(tt.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := out.(*corev1.Secret)
-			if !maps.Equal(got.Annotations, tt.want) || (got.Annotations == nil) != (tt.want == nil) {
-				t.Errorf("annotations = %#v, want %#v", got.Annotations, tt.want)
+			got := out.(client.Object)
+			if a := got.GetAnnotations(); !maps.Equal(a, tt.want) || (a == nil) != (tt.want == nil) {
+				t.Errorf("annotations = %#v, want %#v", a, tt.want)
 			}
-			if got.ManagedFields != nil {
-				t.Errorf("managedFields = %v, want none", got.ManagedFields)
+			if got.GetManagedFields() != nil {
+				t.Errorf("managedFields = %v, want none", got.GetManagedFields())
 			}
 		})
 	}

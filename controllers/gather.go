@@ -159,9 +159,10 @@ func (g *gatherer) read(ctx context.Context, ref translate.ObjectRef) (client.Ob
 		return nil, fmt.Errorf("get %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	// Kept for as long as it is referenced, and only its data matters: not its
-	// managedFields, nor the copy of it `kubectl apply` keeps in an annotation.
+	// managedFields, nor its annotations (among them the copy of it `kubectl apply`
+	// keeps, and whatever a tenant writes there).
 	obj.SetManagedFields(nil)
-	dropAnnotation(obj, corev1.LastAppliedConfigAnnotation)
+	obj.SetAnnotations(nil)
 	g.memo[ref] = obj
 	g.memoChanged = true
 	return obj, nil
