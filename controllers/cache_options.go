@@ -73,14 +73,18 @@ func stripForCache(obj any) (any, error) {
 // translation nor the controllers read. Gateways and GatewayClasses carry settings in
 // theirs; the Deployments and ServiceAccounts the provider made are compared whole; a
 // kind not listed keeps its annotations. Secrets and ConfigMaps are watched as metadata
-// only (no type to tell them by), and their data is read from the API server when
-// referenced (gatherer.read), with the annotations dropped there.
+// only: the informer gives that metadata its kind (controller-runtime sets it on what
+// the metadata client returns), and the data of those referenced is read from the API
+// server (gatherer.read), which drops their annotations too.
 func annotationsUnread(obj any) bool {
-	switch obj.(type) {
+	switch o := obj.(type) {
 	case *egressv1alpha1.Backend, *gwapixv1alpha1.XBackend,
 		*gwapiv1.HTTPRoute, *gwapiv1.TLSRoute, *gwapiv1.TCPRoute, *gwapiv1.ReferenceGrant, *gwapiv1.BackendTLSPolicy,
 		*corev1.Service, *discoveryv1.EndpointSlice, *corev1.Namespace:
 		return true
+	case *metav1.PartialObjectMetadata:
+		gvk := o.GroupVersionKind()
+		return gvk.Group == "" && (gvk.Kind == "Secret" || gvk.Kind == "ConfigMap")
 	}
 	return false
 }

@@ -69,7 +69,8 @@ func TestProviderRefusesForeignObjectsTheCacheDoesNotHold(t *testing.T) {
 // TestCacheKeepsOnlyTheAnnotationsItReads creates objects as `kubectl apply` leaves
 // them (its last-applied-configuration annotation beside the user's own) and checks
 // what the manager's cache keeps: a GatewayClass (whose annotations carry settings)
-// and a Secret keep the user's annotations without kubectl's, an HTTPRoute keeps none;
+// and a Secret read whole keep the user's annotations without kubectl's, an HTTPRoute
+// and a Secret's metadata (how the manager watches Secrets) keep none;
 // and a status written from the cached route, as the status writer does, leaves the
 // stored annotations as they were: kubectl's next apply still finds its own.
 func TestCacheKeepsOnlyTheAnnotationsItReads(t *testing.T) {
@@ -112,6 +113,14 @@ func TestCacheKeepsOnlyTheAnnotationsItReads(t *testing.T) {
 		}
 	}
 
+	// The manager watches Secrets as metadata only.
+	secretMeta := &metav1.PartialObjectMetadata{}
+	secretMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	waitCached(t, cached, client.ObjectKeyFromObject(secret), secretMeta)
+	if secretMeta.Annotations != nil {
+		t.Errorf("cached Secret metadata annotations = %v, want none", secretMeta.Annotations)
+	}
+
 	cachedRoute := &gwapiv1.HTTPRoute{}
 	waitCached(t, cached, client.ObjectKeyFromObject(route), cachedRoute)
 	cachedRoute.Status.Parents = []gwapiv1.RouteParentStatus{{
@@ -133,6 +142,13 @@ func TestCacheKeepsOnlyTheAnnotationsItReads(t *testing.T) {
 	if len(stored.Status.Parents) != 1 || stored.Status.Parents[0].Conditions[0].Reason != "Pending" {
 		t.Errorf("stored status = %+v, want the one written", stored.Status)
 	}
+}
+
+// metadataOf is the metadata of an object of a core kind, as a metadata informer holds it.
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	return m
 }
 
 // waitCached reads key from the cache into obj, waiting for the cache to see it.
@@ -168,6 +184,9 @@ func TestStripForCache(t *testing.T) {
 		{"a Backend keeps none", &egressv1alpha1.Backend{}, map[string]string{last: "{}", "team": "payments"}, nil},
 		{"an HTTPRoute keeps none", &gwapiv1.HTTPRoute{}, users, nil},
 		{"a Namespace keeps none", &corev1.Namespace{}, users, nil},
+		{"a Secret's metadata keeps none", metadataOf("Secret"), users, nil},
+		{"a ConfigMap's metadata keeps none", metadataOf("ConfigMap"), users, nil},
+		{"a Deployment's metadata keeps the user's", &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}}, users, users},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
