@@ -16,12 +16,11 @@ import (
 )
 
 // CacheOptions are the manager cache's options: no object keeps its managedFields or
-// kubectl's last-applied-configuration annotation, nor Backends and routes any
-// annotation (stripForCache), Pods keep only their
-// caller identity (PodCacheOptions), and of
-// Deployments and ServiceAccounts only those the Kubernetes provider made are watched
-// (it checks that they did not change; whether a name is taken by someone else's
-// object it asks the API server).
+// kubectl's last-applied-configuration annotation, and the kinds whose annotations
+// nothing reads keep none (stripForCache); Pods keep only their caller identity
+// (PodCacheOptions), and of Deployments and ServiceAccounts only those the Kubernetes
+// provider made are watched (it checks that they did not change; whether a name is
+// taken by someone else's object it asks the API server).
 func CacheOptions() cache.Options {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{infra.LabelManagedBy: infra.LabelManagedByValue})}
 	return cache.Options{
