@@ -114,8 +114,7 @@ func TestCacheKeepsOnlyTheAnnotationsItReads(t *testing.T) {
 	}
 
 	// The manager watches Secrets as metadata only.
-	secretMeta := &metav1.PartialObjectMetadata{}
-	secretMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	secretMeta := metadataOf("Secret")
 	waitCached(t, cached, client.ObjectKeyFromObject(secret), secretMeta)
 	if secretMeta.Annotations != nil {
 		t.Errorf("cached Secret metadata annotations = %v, want none", secretMeta.Annotations)
