@@ -327,4 +327,5 @@ conformance: cluster-up $(CONFORMANCE_TEST) ## cluster-up, deploy the manager, r
 	$(MAKE) --no-print-directory deploy IMG=$$(cat $(CLUSTER_IMAGES)/portcullis.ref) KUBECTL=$(CLUSTER_BIN)/kubectl KUBECONFIG=$(CLUSTER_DIR)/kubeconfig DEPLOY_BASE=$(CLUSTER_DEPLOY)
 	KUBECONFIG=$(CLUSTER_DIR)/kubeconfig $(CLUSTER_BIN)/kubectl -n portcullis-system rollout status deployment/portcullis-controller-manager --timeout=3m
 	cd test/conformance && KUBECONFIG=$(CLUSTER_DIR)/kubeconfig PORTCULLIS_VERSION=$(VERSION) \
-	  $(CONFORMANCE_TEST) -test.v -test.count=1 -test.timeout=40m
+	  $(CONFORMANCE_TEST) -test.v -test.count=1 -test.timeout=40m 2>&1 | tee $(CLUSTER_DIR)/conformance.log \
+	  || { $(CURDIR)/hack/conformance-digest.sh $(CLUSTER_DIR)/conformance.log; exit 1; }

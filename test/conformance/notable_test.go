@@ -16,6 +16,9 @@ func TestNotableLines(t *testing.T) {
 		{`[2026-11-29 05:28:02.508][1][info][main] [source/server/server.cc:467] filter_state.object: envoy.bool`, false},
 		{`{"backend":"ns/b","decision":"allowed","responseCode":503,"responseFlags":"UF"}`, true},
 		{`{"backend":"ns/b","decision":"allowed","responseCode":200,"responseFlags":"-"}`, false},
+		{`{"backend":"ns/b","decision":"allowed","responseCode":400,"responseFlags":"-"}`, true},
+		{`{"backend":"ns/b","decision":"allowed","responseCode":403,"responseFlags":"-"}`, true},
+		{`{"backend":"ns/b","decision":"allowed","responseCode":404,"responseFlags":"NR"}`, false},
 	} {
 		if got := notable.MatchString(tc.line); got != tc.want {
 			t.Errorf("notable(%s) = %v, want %v", tc.line, got, tc.want)
