@@ -10,6 +10,7 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -49,6 +50,9 @@ type deltaCache struct {
 	requests map[*discoveryv3.DeltaDiscoveryRequest]int64
 	// views are, per stream and type URL, what the stream's returned map is up to date with.
 	views map[int64]map[string]deltaView
+	// due are, per stream, the endpoints to send whatever the stream was sent before
+	// (endpoints_due.go).
+	due map[int64]map[string]bool
 	// patches counts the answers made from a view rather than a full walk (for tests).
 	patches int
 }
@@ -96,6 +100,7 @@ func newDeltaCache(inner cachev3.SnapshotCache) *deltaCache {
 		watches:       map[string]map[int64]*deltaWatch{},
 		requests:      map[*discoveryv3.DeltaDiscoveryRequest]int64{},
 		views:         map[int64]map[string]deltaView{},
+		due:           map[int64]map[string]bool{},
 	}
 }
 
@@ -112,6 +117,7 @@ func (c *deltaCache) forgetStream(stream int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.views, stream)
+	delete(c.due, stream)
 	for req, id := range c.requests {
 		if id == stream {
 			delete(c.requests, req)
@@ -130,6 +136,7 @@ func (c *deltaCache) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Sub
 	if snap := c.snapshots[gateway]; snap != nil {
 		if resp := c.answerLocked(context.Background(), snap, stream, req, sub); resp != nil {
 			out <- resp // the server's channel has room for a response of every type
+			c.answerDueLocked(gateway, stream, snap)
 			return nil, nil
 		}
 	}
@@ -183,8 +190,8 @@ func (c *deltaCache) ClearSnapshot(gateway string) {
 	delete(c.watches, gateway)
 }
 
-// orderedWatches are the watch numbers by type (go-control-plane's ADS order: endpoints,
-// clusters, routes, listeners, secrets), then by number.
+// orderedWatches are the watch numbers by type (go-control-plane's ADS order: clusters,
+// endpoints, listeners, routes, then the rest, secrets among them), then by number.
 func orderedWatches(watches map[int64]*deltaWatch) []int64 {
 	ids := make([]int64, 0, len(watches))
 	for id := range watches {
@@ -237,11 +244,16 @@ func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnap
 	}
 	sent := sub.ReturnedResources()
 	in.forgotten = forgottenNames(req, sent)
+	var due []string
+	if typeURL == resource.EndpointType {
+		due = c.takeDueLocked(stream)
+		in.forgotten = withDue(in.forgotten, due)
+	}
 	at := changeOf(snap, typeURL)
 	view, known := c.views[stream][typeURL]
 	var d deltaResult
 	if names, ok := view.since(at, sent, sub.IsWildcard()); known && stream != 0 && ok {
-		d = in.patch(sent, slices.Concat(names, req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe()))
+		d = in.patch(sent, slices.Concat(names, req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe(), due))
 		c.patches++
 	} else {
 		d = in.walk(sent)
@@ -255,6 +267,9 @@ func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnap
 	c.placeLocked(stream, typeURL, d, sent, at, sub.IsWildcard(), respond)
 	if !respond {
 		return nil
+	}
+	if typeURL == resource.ClusterType {
+		c.noteClustersSentLocked(stream, d.send, in.resources)
 	}
 	return newDeltaResponse(ctx, req, snap.GetVersion(typeURL), d, in.resources)
 }

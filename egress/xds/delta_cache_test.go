@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -55,6 +56,12 @@ func (s forgottenSubscription) ReturnedResources() map[string]string { return s.
 // it keeps a subscription per type, cancels a type's watch before applying a request,
 // opens a new one, and takes each response's map of returned resources once it has
 // "sent" it. responses collects what it sent, rendered.
+//
+// On go-control-plane's cache (oracle set) it also plays the rule of endpoints_due.go,
+// independently of deltaCache: the endpoints of the clusters a response carries are
+// sent again by the stream's next endpoints answer, and an open endpoints watch is
+// answered right after the cluster response (opened again, with those endpoints shown
+// to go-control-plane as held with no version).
 type emulatedStream struct {
 	cache     cachev3.ConfigWatcher
 	id        int64
@@ -62,13 +69,24 @@ type emulatedStream struct {
 	subs      map[string]*stream.Subscription
 	cancels   map[string]func()
 	open      map[string]bool // a watch was opened and has not answered
+	reqs      map[string]*discoveryv3.DeltaDiscoveryRequest
 	out       chan cachev3.DeltaResponse
 	responses []string
+	oracle    bool
+	due       map[string]bool
 }
 
 func newEmulatedStream(cache cachev3.ConfigWatcher, id int64, expect func(*discoveryv3.DeltaDiscoveryRequest, int64)) *emulatedStream {
 	return &emulatedStream{cache: cache, id: id, expect: expect, subs: map[string]*stream.Subscription{},
-		cancels: map[string]func(){}, open: map[string]bool{}, out: make(chan cachev3.DeltaResponse, 32)}
+		cancels: map[string]func(){}, open: map[string]bool{}, reqs: map[string]*discoveryv3.DeltaDiscoveryRequest{},
+		out: make(chan cachev3.DeltaResponse, 32), due: map[string]bool{}}
+}
+
+// newOracleStream is an emulated stream on go-control-plane's cache.
+func newOracleStream(cache cachev3.ConfigWatcher) *emulatedStream {
+	e := newEmulatedStream(cache, 1, nil)
+	e.oracle = true
+	return e
 }
 
 func (e *emulatedStream) drain(t testing.TB) {
@@ -89,6 +107,9 @@ func (e *emulatedStream) drain(t testing.TB) {
 				strings.TrimPrefix(wire.GetTypeUrl(), "type.googleapis.com/"), wire.GetSystemVersionInfo(), sent, removed))
 			e.subs[resp.GetDeltaRequest().GetTypeUrl()].SetReturnedResources(resp.GetNextVersionMap())
 			e.open[resp.GetDeltaRequest().GetTypeUrl()] = false
+			if e.oracle && wire.GetTypeUrl() == resource.ClusterType {
+				e.clustersSent(t, wire)
+			}
 		default:
 			return
 		}
@@ -110,14 +131,82 @@ func (e *emulatedStream) request(t testing.TB, req *discoveryv3.DeltaDiscoveryRe
 		}
 		sub.UpdateResourceSubscriptions(req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
 	}
+	e.reqs[typeURL] = req
+	e.watch(t, typeURL)
+}
+
+// watch opens the type's watch for its last request.
+func (e *emulatedStream) watch(t testing.TB, typeURL string) {
+	req := e.reqs[typeURL]
 	if e.expect != nil {
 		e.expect(req, e.id)
 	}
-	cancel, err := e.cache.CreateDeltaWatch(req, *sub, e.out)
+	var sub cachev3.Subscription = *e.subs[typeURL]
+	if e.oracle && typeURL == resource.EndpointType && len(e.due) > 0 {
+		sent := maps.Clone(sub.ReturnedResources())
+		for name := range e.due {
+			if _, held := sent[name]; held {
+				sent[name] = ""
+			}
+		}
+		clear(e.due)
+		sub = forgottenSubscription{Subscription: sub, sent: sent}
+	}
+	cancel, err := e.cache.CreateDeltaWatch(req, sub, e.out)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
 	e.cancels[typeURL], e.open[typeURL] = cancel, true
+}
+
+// clustersSent makes due the endpoints of the clusters resp carries and, when the
+// endpoints watch is open, answers it again.
+func (e *emulatedStream) clustersSent(t testing.TB, resp *discoveryv3.DeltaDiscoveryResponse) {
+	for _, r := range resp.GetResources() {
+		var c clusterv3.Cluster
+		if err := r.GetResource().UnmarshalTo(&c); err != nil {
+			t.Fatalf("cluster %s: %v", r.GetName(), err)
+		}
+		if name, ok := endpointsOf(&c); ok {
+			e.due[name] = true
+		}
+	}
+	if cancel := e.cancels[resource.EndpointType]; e.open[resource.EndpointType] && cancel != nil {
+		cancel()
+		e.watch(t, resource.EndpointType)
+	}
+}
+
+// cleared notes that the cache dropped the stream's open watches with the snapshot:
+// they wait, unanswered, for the stream's next requests.
+func (e *emulatedStream) cleared() {
+	for typeURL := range e.cancels {
+		e.cancels[typeURL] = nil
+	}
+}
+
+// published answers the stream's open watches from a new snapshot as deltaCache's
+// SetSnapshot does: type by type in go-control-plane's ADS order, each once the
+// responses before it were sent. The oracle's watches are closed before the snapshot
+// is set and opened again here.
+func (e *emulatedStream) published(t testing.TB, set func() error) {
+	e.drain(t)
+	var open []string
+	for _, typeURL := range walkTypes {
+		if cancel := e.cancels[typeURL]; e.open[typeURL] && cancel != nil {
+			cancel()
+			e.open[typeURL] = false
+			open = append(open, typeURL)
+		}
+
+	}
+	if err := set(); err != nil {
+		t.Fatal(err)
+	}
+	for _, typeURL := range open {
+		e.watch(t, typeURL)
+		e.drain(t)
+	}
 }
 
 // unanswered are the types whose watch has answered and was not opened again.
@@ -207,7 +296,7 @@ func walkAgainstGoControlPlane(t *testing.T, seed uint64) {
 	model.repair()
 	s := New(logr.Discard())
 	ref := referenceCache{cachev3.NewSnapshotCache(true, nodeHash{}, nil)}
-	ours, theirs := newEmulatedStream(s.cache, 1, s.cache.expect), newEmulatedStream(ref, 1, nil)
+	ours, theirs := newEmulatedStream(s.cache, 1, s.cache.expect), newOracleStream(ref)
 	responses := 0
 	for step := range 1500 {
 		before := len(ours.responses)
@@ -222,20 +311,17 @@ func walkAgainstGoControlPlane(t *testing.T, seed uint64) {
 			if _, _, err := s.Publish(testGateway, ms.resources(model, r.IntN(5) == 0)); err != nil {
 				t.Fatalf("step %d: publish: %v", step, err)
 			}
-			if err := ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]); err != nil {
-				t.Fatal(err)
-			}
+			theirs.published(t, func() error { return ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]) })
 		case k == 6:
 			action = "resend"
 			if _, err := s.Resend(testGateway); err == nil {
-				if err := ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]); err != nil {
-					t.Fatal(err)
-				}
+				theirs.published(t, func() error { return ref.SetSnapshot(t.Context(), testGateway, s.cache.snapshots[testGateway]) })
 			}
 		case k == 7 && r.IntN(4) == 0:
 			action = "remove"
 			s.Remove(testGateway)
 			ref.ClearSnapshot(testGateway)
+			theirs.cleared()
 		case k == 8:
 			action = "reconnect"
 			held := ours.held()
@@ -243,7 +329,7 @@ func walkAgainstGoControlPlane(t *testing.T, seed uint64) {
 			theirs.close()
 			s.cache.forgetStream(ours.id)
 			responses, before = responses+len(ours.responses)-before, 0
-			ours, theirs = newEmulatedStream(s.cache, ours.id+1, s.cache.expect), newEmulatedStream(ref, 1, nil)
+			ours, theirs = newEmulatedStream(s.cache, ours.id+1, s.cache.expect), newOracleStream(ref)
 			for _, typeURL := range walkTypes {
 				if _, ok := held[typeURL]; ok {
 					req := randomRequest(r, typeURL, nil, held[typeURL])
