@@ -21,7 +21,8 @@ import (
 // its endpoints to be sent again (up to the 15 s initial fetch timeout, serving with the
 // old cluster meanwhile); a delta server sends only what changed. So go-control-plane's
 // version of an endpoints resource also carries the digests of the clusters that fetch
-// it: a changed cluster sends its endpoints along, as state-of-the-world ADS does.
+// it: a changed cluster sends its endpoints along, as state-of-the-world ADS does. That
+// alone does not put them after the cluster on the stream; endpoints_due.go does.
 //
 // A salt after the digest makes every resource of a type look new to go-control-plane,
 // so that the next snapshot sends all of them again: after a NACK (the server cannot
