@@ -31,8 +31,8 @@ func TestUnseenChangeIsWhatTheLastTranslationDidNotRead(t *testing.T) {
 	// translation reads it, so it is no news once the translation is done.
 	translating.Store(true)
 	count.Store(4)
+	start := time.Now() // before the timer starts, so that it cannot run ahead of start
 	finish(true)
-	start := time.Now()
 	if news(struct{}{}) {
 		t.Fatal("an answer the translation under way read is news")
 	}
