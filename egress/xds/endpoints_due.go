@@ -15,7 +15,7 @@ import (
 // nothing, and endpoints that came before the cluster went to the old one. Until its
 // 15 s initial fetch timeout, Envoy keeps serving with the old cluster: a Service that a
 // new BackendTLSPolicy puts under TLS is still spoken to in plaintext (its server
-// answers 400), a rotated CA is not yet used.
+// answers 400), a new SNI or SAN list is not yet checked.
 //
 // An endpoints resource's version carries the digests of the clusters that fetch it
 // (resource_versions.go), so a snapshot that changes a cluster changes its endpoints
