@@ -11,6 +11,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/go-logr/logr/testr"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -43,11 +44,7 @@ func TestDeltaEndpointsFollowTheirUpdatedCluster(t *testing.T) {
 	// backend is updated meanwhile: only the endpoints watch is open, so its endpoints
 	// go first, to the backend cluster Envoy still runs.
 	v3 := publish(t, s, changed(3*time.Second, 2*time.Second))
-	early := c.next(resource.EndpointType)
-	if sortedNames(early) != "backend" {
-		t.Fatalf("endpoints sent before the cluster: %v, want backend", names(early))
-	}
-	c.ack(early)
+	c.ack(c.nextCarrying(resource.EndpointType, "backend"))
 
 	// spare is warm and Envoy acknowledges: the updated backend comes, and its
 	// endpoints after it, for the new cluster to warm with.
@@ -56,14 +53,22 @@ func TestDeltaEndpointsFollowTheirUpdatedCluster(t *testing.T) {
 	if sortedNames(cds) != "backend" || cds.GetSystemVersionInfo() != v3 {
 		t.Fatalf("cluster response carries %v as %s, want backend as %s", names(cds), cds.GetSystemVersionInfo(), v3)
 	}
-	eds := c.next(resource.EndpointType)
-	if sortedNames(eds) != "backend" {
-		t.Fatalf("endpoints sent after the cluster: %v, want backend", names(eds))
-	}
+	eds := c.nextCarrying(resource.EndpointType, "backend")
 	c.ack(cds)
 	c.ack(eds)
 	c.noResponse(300 * time.Millisecond)
 	waitProgrammedAt(t, s, v3)
+}
+
+// nextCarrying is the next response, which must be of typeURL and carry exactly the
+// resources named want (sorted, comma-separated).
+func (c *deltaClient) nextCarrying(typeURL, want string) *discoveryv3.DeltaDiscoveryResponse {
+	c.t.Helper()
+	resp := c.next(typeURL)
+	if got := sortedNames(resp); got != want {
+		c.t.Fatalf("%s response carries %q, want %q", kind(typeURL), got, want)
+	}
+	return resp
 }
 
 // TestDeltaNewClusterEndpointsWaitForTheSubscription: the endpoints of a cluster Envoy
@@ -75,16 +80,10 @@ func TestDeltaNewClusterEndpointsWaitForTheSubscription(t *testing.T) {
 	res.Endpoints = append(res.Endpoints, endpoints("third", 11))
 	publish(t, s, res)
 
-	cds := c.next(resource.ClusterType)
-	if sortedNames(cds) != "third" {
-		t.Fatalf("cluster response carries %v, want third", names(cds))
-	}
+	cds := c.nextCarrying(resource.ClusterType, "third")
 	c.noResponse(300 * time.Millisecond) // nothing of third is subscribed yet
 	c.subscribe(resource.EndpointType, "third")
-	eds := c.next(resource.EndpointType)
-	if sortedNames(eds) != "third" {
-		t.Fatalf("endpoints response carries %v, want third", names(eds))
-	}
+	eds := c.nextCarrying(resource.EndpointType, "third")
 	c.ack(cds)
 	c.ack(eds)
 	c.noResponse(300 * time.Millisecond)
