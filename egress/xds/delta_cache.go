@@ -136,7 +136,9 @@ func (c *deltaCache) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Sub
 	if snap := c.snapshots[gateway]; snap != nil {
 		if resp := c.answerLocked(context.Background(), snap, stream, req, sub); resp != nil {
 			out <- resp // the server's channel has room for a response of every type
-			c.answerDueLocked(gateway, stream, snap)
+			if req.GetTypeUrl() == resource.ClusterType {
+				c.answerDueLocked(gateway, stream, snap)
+			}
 			return nil, nil
 		}
 	}
