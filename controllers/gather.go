@@ -39,6 +39,8 @@ type gatherer struct {
 	// kept are the kinds' last lists.
 	events *listEvents
 	kept   [numListKinds]keptList
+	// patched is what the last gather patched of each kind (gather_patch.go).
+	patched [numListKinds]listPatch
 	// walk is the last walk for the references (gather_walks.go).
 	walk referencesWalk
 }
@@ -53,34 +55,61 @@ func newGatherer(cache, api client.Reader) *gatherer {
 // it was (TestGolden checks it) and the status writer merges into copies.
 func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 	res := &egress.Resources{}
-	lists := []struct {
-		kind listKind
-		list client.ObjectList
-		take func(client.ObjectList)
-	}{
-		{listGatewayClasses, &gwapiv1.GatewayClassList{}, func(l client.ObjectList) { res.GatewayClasses = l.(*gwapiv1.GatewayClassList).Items }},
-		{listGateways, &gwapiv1.GatewayList{}, func(l client.ObjectList) { res.Gateways = l.(*gwapiv1.GatewayList).Items }},
-		{listHTTPRoutes, &gwapiv1.HTTPRouteList{}, func(l client.ObjectList) { res.HTTPRoutes = l.(*gwapiv1.HTTPRouteList).Items }},
-		{listTLSRoutes, &gwapiv1.TLSRouteList{}, func(l client.ObjectList) { res.TLSRoutes = l.(*gwapiv1.TLSRouteList).Items }},
-		{listTCPRoutes, &gwapiv1.TCPRouteList{}, func(l client.ObjectList) { res.TCPRoutes = l.(*gwapiv1.TCPRouteList).Items }},
-		{listReferenceGrants, &gwapiv1.ReferenceGrantList{}, func(l client.ObjectList) { res.ReferenceGrants = l.(*gwapiv1.ReferenceGrantList).Items }},
-		{listBackendTLSPolicies, &gwapiv1.BackendTLSPolicyList{}, func(l client.ObjectList) { res.BackendTLSPolicies = l.(*gwapiv1.BackendTLSPolicyList).Items }},
-		{listBackends, &egressv1alpha1.BackendList{}, func(l client.ObjectList) { res.Backends = l.(*egressv1alpha1.BackendList).Items }},
-		{listServices, &corev1.ServiceList{}, func(l client.ObjectList) { res.Services = l.(*corev1.ServiceList).Items }},
-		{listEndpointSlices, &discoveryv1.EndpointSliceList{}, func(l client.ObjectList) { res.EndpointSlices = l.(*discoveryv1.EndpointSliceList).Items }},
-		{listNamespaces, &corev1.NamespaceList{}, func(l client.ObjectList) { res.Namespaces = l.(*corev1.NamespaceList).Items }},
+	lists := []gatherList{
+		listed(listGatewayClasses, func(l *gwapiv1.GatewayClassList) *[]gwapiv1.GatewayClass { return &l.Items }, &res.GatewayClasses),
+		listed(listGateways, func(l *gwapiv1.GatewayList) *[]gwapiv1.Gateway { return &l.Items }, &res.Gateways),
+		listed(listHTTPRoutes, func(l *gwapiv1.HTTPRouteList) *[]gwapiv1.HTTPRoute { return &l.Items }, &res.HTTPRoutes),
+		listed(listTLSRoutes, func(l *gwapiv1.TLSRouteList) *[]gwapiv1.TLSRoute { return &l.Items }, &res.TLSRoutes),
+		listed(listTCPRoutes, func(l *gwapiv1.TCPRouteList) *[]gwapiv1.TCPRoute { return &l.Items }, &res.TCPRoutes),
+		listed(listReferenceGrants, func(l *gwapiv1.ReferenceGrantList) *[]gwapiv1.ReferenceGrant { return &l.Items }, &res.ReferenceGrants),
+		listed(listBackendTLSPolicies, func(l *gwapiv1.BackendTLSPolicyList) *[]gwapiv1.BackendTLSPolicy { return &l.Items }, &res.BackendTLSPolicies),
+		listed(listBackends, func(l *egressv1alpha1.BackendList) *[]egressv1alpha1.Backend { return &l.Items }, &res.Backends),
+		listed(listServices, func(l *corev1.ServiceList) *[]corev1.Service { return &l.Items }, &res.Services),
+		listed(listEndpointSlices, func(l *discoveryv1.EndpointSliceList) *[]discoveryv1.EndpointSlice { return &l.Items }, &res.EndpointSlices),
+		listed(listNamespaces, func(l *corev1.NamespaceList) *[]corev1.Namespace { return &l.Items }, &res.Namespaces),
 	}
 	for _, l := range lists {
-		list, err := g.list(ctx, l.kind, l.list)
-		if err != nil {
-			return nil, fmt.Errorf("list %T: %w", l.list, err)
+		if err := g.gatherKind(ctx, l); err != nil {
+			return nil, err
 		}
-		l.take(list)
 	}
 	if err := g.gatherXBackends(ctx, res); err != nil {
 		return nil, err
 	}
 	return res, g.readReferenced(ctx, res)
+}
+
+// gatherList is one kind the gather lists: a new empty list of it, its patchFunc, and
+// where its items go.
+type gatherList struct {
+	kind  listKind
+	empty func() client.ObjectList
+	patch patchFunc
+	take  func(client.ObjectList)
+}
+
+// listed is the gatherList of kind k, whose list type's items are items(list), put
+// into *into.
+func listed[T any, PT interface {
+	*T
+	client.Object
+}, L any, PL interface {
+	*L
+	client.ObjectList
+}](k listKind, items func(PL) *[]T, into *[]T) gatherList {
+	return gatherList{kind: k, empty: func() client.ObjectList { return PL(new(L)) }, patch: patcher[T, PT](items),
+		take: func(l client.ObjectList) { *into = *items(l.(PL)) }}
+}
+
+// gatherKind lists (or patches, or hands out again) one kind into its place.
+func (g *gatherer) gatherKind(ctx context.Context, l gatherList) error {
+	empty := l.empty()
+	list, err := g.list(ctx, l.kind, empty, l.patch)
+	if err != nil {
+		return fmt.Errorf("list %T: %w", empty, err)
+	}
+	l.take(list)
+	return nil
 }
 
 // readReferenced adds the Secrets and ConfigMaps the objects refer to. A missing one is
@@ -91,7 +120,7 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 // 12 MB each time, and twice that while the last translation (which keeps its input)
 // and the new one were both alive. Nothing downstream modifies a gathered slice.
 func (g *gatherer) readReferenced(ctx context.Context, res *egress.Resources) error {
-	refs := g.walk.references(res)
+	refs := g.walk.references(res, g.patched[listBackends])
 	seen := make(map[translate.ObjectRef]bool, len(refs))
 	objs := make([]client.Object, 0, len(refs))
 	for _, ref := range refs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -51,6 +52,7 @@ const (
 type listEvents struct {
 	events  [numListKinds]atomic.Uint64
 	counted [numListKinds]atomic.Bool
+	touched [numListKinds]touchedNames // gather_patch.go
 }
 
 // counting returns the watch option of kind k: its counter first, then the watch's own
@@ -59,42 +61,54 @@ func (e *listEvents) counting(k listKind, preds ...predicate.Predicate) builder.
 	return builder.WithPredicates(append([]predicate.Predicate{e.counter(k)}, preds...)...)
 }
 
-// counter is a predicate that counts every event of kind k and passes it on.
+// counter is a predicate that counts every event of kind k and passes it on. The
+// object's name is noted before the count (gather_patch.go says why).
 func (e *listEvents) counter(k listKind) predicate.Predicate {
 	e.counted[k].Store(true)
-	count := func() bool { e.events[k].Add(1); return true }
+	count := func(obj client.Object) bool {
+		e.touched[k].note(obj)
+		e.events[k].Add(1)
+		return true
+	}
 	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return count() },
-		UpdateFunc:  func(event.UpdateEvent) bool { return count() },
-		DeleteFunc:  func(event.DeleteEvent) bool { return count() },
-		GenericFunc: func(event.GenericEvent) bool { return count() },
+		CreateFunc:  func(ev event.CreateEvent) bool { return count(ev.Object) },
+		UpdateFunc:  func(ev event.UpdateEvent) bool { return count(ev.ObjectNew) },
+		DeleteFunc:  func(ev event.DeleteEvent) bool { return count(ev.Object) },
+		GenericFunc: func(ev event.GenericEvent) bool { return count(ev.Object) },
 	}
 }
 
-// keptList is a kind's last list and the count of its events when it was taken.
+// keptList is a kind's last list, the count of its events when it was taken and the
+// position of each object in it (built when first patched).
 type keptList struct {
 	events uint64
 	list   client.ObjectList
+	index  map[types.NamespacedName]int
 }
 
 // list fills list with kind k's objects and returns it, or returns the kind's last
-// list when no event of the kind came since it was taken. The count is read before
-// listing: an event that lands during the list is counted after it, and the next
-// gather lists again.
-func (g *gatherer) list(ctx context.Context, k listKind, list client.ObjectList) (client.ObjectList, error) {
-	counted := g.events != nil && g.events.counted[k].Load()
-	var seen uint64
-	if counted {
-		seen = g.events.events[k].Load()
-		if kept := g.kept[k]; kept.list != nil && kept.events == seen {
-			return kept.list, nil
-		}
+// list when no event of the kind came since it was taken, or that list patched with the
+// objects the events named (gather_patch.go) when patch is given. The count is read
+// before listing: an event that lands during the list is counted after it, and the
+// next gather lists again.
+func (g *gatherer) list(ctx context.Context, k listKind, list client.ObjectList, patch patchFunc) (client.ObjectList, error) {
+	g.patched[k] = listPatch{}
+	if g.events == nil || !g.events.counted[k].Load() {
+		return list, g.cache.List(ctx, list, client.UnsafeDisableDeepCopy)
 	}
+	seen := g.events.events[k].Load()
+	kept := g.kept[k]
+	if kept.list != nil && kept.events == seen {
+		return kept.list, nil
+	}
+	names, ok := g.events.touched[k].take()
+	if kept.list != nil && ok && patch != nil {
+		return g.patch(ctx, k, kept, seen, names, patch)
+	}
+	g.kept[k] = keptList{}
 	if err := g.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	if counted {
-		g.kept[k] = keptList{events: seen, list: list}
-	}
+	g.kept[k] = keptList{events: seen, list: list}
 	return list, nil
 }

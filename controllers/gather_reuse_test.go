@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -91,7 +93,13 @@ func countEvents(ctx context.Context, t *testing.T, c cache.Cache, events *listE
 		UpdateFunc: func(o, n any) {
 			p.Update(event.UpdateEvent{ObjectOld: o.(client.Object), ObjectNew: n.(client.Object)})
 		},
-		DeleteFunc: func(o any) { p.Delete(event.DeleteEvent{}) },
+		DeleteFunc: func(o any) {
+			if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = tomb.Obj
+			}
+			obj, _ := o.(client.Object)
+			p.Delete(event.DeleteEvent{Object: obj})
+		},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +158,91 @@ func gatheredRoute(res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
 		}
 	}
 	return nil
+}
+
+// TestGatherPatchesTheNamedObjects runs the gatherer on a real informer cache: after a
+// Backend is edited, another deleted and a third created, the gather patches its last
+// list with the three (the list carries an index only a patch builds) and the result
+// holds exactly the objects a fresh list of the cache holds, at their resourceVersions;
+// the HTTPRoutes, with no event, are the list handed out before.
+func TestGatherPatchesTheNamedObjects(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "gather-patch"
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	var backends []*egressv1alpha1.Backend
+	for i := range 4 {
+		be, rt := gatherKindsObjects(ns)
+		be.Name, rt.Name = fmt.Sprintf("api-%d", i), fmt.Sprintf("api-%d", i)
+		for _, o := range []client.Object{be, rt} {
+			if err := api.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		backends = append(backends, be)
+	}
+	c, err := cache.New(api.Config, cache.Options{Scheme: api.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &listEvents{}
+	countEvents(ctx, t, c, events, listBackends, &egressv1alpha1.Backend{})
+	countEvents(ctx, t, c, events, listHTTPRoutes, &gwapiv1.HTTPRoute{})
+	go func() { _ = c.Start(ctx) }()
+	c.WaitForCacheSync(ctx)
+	g := newGatherer(c, api.Client)
+	g.events = events
+	first := gatherUntil(t, g, func(res *egress.Resources) bool { return len(res.Backends) == 4 && len(res.HTTPRoutes) == 4 })
+
+	backends[0].Spec.Destination.FQDN.Hostname = "edited.example.com"
+	if err := api.Client.Update(ctx, backends[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Client.Delete(ctx, backends[1]); err != nil {
+		t.Fatal(err)
+	}
+	created, _ := gatherKindsObjects(ns)
+	created.Name = "api-new"
+	if err := api.Client.Create(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	last := gatherUntil(t, g, func(res *egress.Resources) bool {
+		return sameBackends(res.Backends, listedBackends(t, c, ns))
+	})
+	if g.kept[listBackends].index == nil {
+		t.Error("the Backends were listed in full; want the last list patched with the three named")
+	}
+	if got := gatheredBackend(last, ns, "api-0"); got == nil || got.Spec.Destination.FQDN.Hostname != "edited.example.com" {
+		t.Errorf("the edited Backend is %v; want its new hostname", got)
+	}
+	if &last.HTTPRoutes[0] != &first.HTTPRoutes[0] {
+		t.Error("the HTTPRoutes, with no event, were listed again; want the same list handed out")
+	}
+}
+
+// listedBackends is what a list of the cache holds: each Backend's name and
+// resourceVersion.
+func listedBackends(t *testing.T, c client.Reader, ns string) map[string]string {
+	t.Helper()
+	var list egressv1alpha1.BackendList
+	if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, b := range list.Items {
+		out[b.Name] = b.ResourceVersion
+	}
+	return out
+}
+
+// sameBackends tells whether items are exactly the Backends of want, at its
+// resourceVersions, each once.
+func sameBackends(items []egressv1alpha1.Backend, want map[string]string) bool {
+	got := map[string]string{}
+	for _, b := range items {
+		got[b.Name] = b.ResourceVersion
+	}
+	return len(items) == len(want) && maps.Equal(got, want)
 }

@@ -47,21 +47,21 @@ func TestWalksAreRedoneOnlyForNewLists(t *testing.T) {
 	var names namesWalk
 	var refs referencesWalk
 
-	got, same := names.names(res)
+	got, same := names.names(res, listPatch{})
 	if same || !slices.Equal(got, []string{"a.example.com"}) {
 		t.Fatalf("first walk = %v, same %v; want [a.example.com], not same", got, same)
 	}
-	firstRefs := refs.references(res)
+	firstRefs := refs.references(res, listPatch{})
 	if want := translate.References(res); !slices.Equal(firstRefs, want) {
 		t.Fatalf("references = %v, want %v", firstRefs, want)
 	}
 
 	// Only another kind changed: the Backends are the list handed out again.
 	again := &egress.Resources{Backends: res.Backends, HTTPRoutes: make([]gwapiv1.HTTPRoute, 1)}
-	if got, same := names.names(again); !same || !slices.Equal(got, []string{"a.example.com"}) {
+	if got, same := names.names(again, listPatch{}); !same || !slices.Equal(got, []string{"a.example.com"}) {
 		t.Errorf("walk of the same lists = %v, same %v; want the last, same", got, same)
 	}
-	if got := refs.references(again); &got[0] != &firstRefs[0] {
+	if got := refs.references(again, listPatch{}); &got[0] != &firstRefs[0] {
 		t.Error("the references of the same lists were walked again")
 	}
 
@@ -69,10 +69,10 @@ func TestWalksAreRedoneOnlyForNewLists(t *testing.T) {
 	changed := &egress.Resources{Backends: append(slices.Clone(res.Backends), fqdnBackend("b", "b.example.com", "ca-b"))}
 	changed.Services = []corev1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "apps"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "ext.example.com."}}}
-	if got, same := names.names(changed); same || !slices.Equal(got, []string{"a.example.com", "b.example.com", "ext.example.com"}) {
+	if got, same := names.names(changed, listPatch{}); same || !slices.Equal(got, []string{"a.example.com", "b.example.com", "ext.example.com"}) {
 		t.Errorf("walk of a new list = %v, same %v; want all three names, not same", got, same)
 	}
-	if got, want := refs.references(changed), translate.References(changed); !slices.Equal(got, want) || len(got) != 2 {
+	if got, want := refs.references(changed, listPatch{}), translate.References(changed); !slices.Equal(got, want) || len(got) != 2 {
 		t.Errorf("references of a new list = %v, want %v (two Secrets)", got, want)
 	}
 }

@@ -282,7 +282,7 @@ func (r *Reconciler) gatherAnswered(ctx context.Context, events uint64) (*egress
 			return nil, events, err
 		}
 		var added []string
-		if names, same := r.names.names(res); !same {
+		if names, same := r.names.names(res, r.gather.patched[listBackends]); !same {
 			added = r.opts.DNS.SetNames(names)
 		}
 		if !r.warm || len(added) == 0 {
@@ -458,9 +458,9 @@ func (r *Reconciler) emitWarnings(ws []translate.Warning) {
 // ExternalName Services.
 func outsideNames(res *egress.Resources) []string {
 	set := map[string]bool{}
-	for _, b := range res.Backends {
-		if f := b.Spec.Destination.FQDN; f != nil {
-			set[strings.ToLower(f.Hostname)] = true
+	for i := range res.Backends {
+		for _, n := range backendOutsideName(&res.Backends[i]) {
+			set[n] = true
 		}
 	}
 	xbackendNames(res, set)
@@ -475,6 +475,14 @@ func outsideNames(res *egress.Resources) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// backendOutsideName is the name an FQDN Backend has the DNS guard resolve.
+func backendOutsideName(b *egressv1alpha1.Backend) []string {
+	if f := b.Spec.Destination.FQDN; f != nil {
+		return []string{strings.ToLower(f.Hostname)}
+	}
+	return nil
 }
 
 func gatewaysByKey(res *egress.Resources) map[string]*gwapiv1.Gateway {

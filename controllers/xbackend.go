@@ -60,12 +60,7 @@ func (g *gatherer) gatherXBackends(ctx context.Context, res *egress.Resources) e
 	if !g.xbackends {
 		return nil
 	}
-	list, err := g.list(ctx, listXBackends, &gwapixv1alpha1.XBackendList{})
-	if err != nil {
-		return fmt.Errorf("list XBackends: %w", err)
-	}
-	res.XBackends = list.(*gwapixv1alpha1.XBackendList).Items
-	return nil
+	return g.gatherKind(ctx, listed(listXBackends, func(l *gwapixv1alpha1.XBackendList) *[]gwapixv1alpha1.XBackend { return &l.Items }, &res.XBackends))
 }
 
 // xbackendNames are the hostnames of the XBackends the DNS guard must resolve.

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -21,12 +22,7 @@ type ObjectRef struct {
 // reads them so the two cannot disagree.
 func References(res *egress.Resources) []ObjectRef {
 	set := map[ObjectRef]bool{}
-	add := func(kind, ns, name string) {
-		if kind == "" {
-			kind = "Secret"
-		}
-		set[ObjectRef{Kind: kind, Name: types.NamespacedName{Namespace: ns, Name: name}}] = true
-	}
+	add := adder(func(r ObjectRef) { set[r] = true })
 	for i := range res.Gateways {
 		gatewayReferences(&res.Gateways[i], add)
 	}
@@ -50,13 +46,42 @@ func References(res *egress.Resources) []ObjectRef {
 	for r := range set {
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return lessName(out[i].Name, out[j].Name)
-	})
+	SortReferences(out)
 	return out
+}
+
+// BackendReferences lists the Secrets and ConfigMaps one Backend refers to, as
+// References counts them (once each, in no order): the manager redoes only the changed
+// Backends' references (controllers/gather_walks.go).
+func BackendReferences(b *egressv1alpha1.Backend) []ObjectRef {
+	var out []ObjectRef
+	backendReferences(b, adder(func(r ObjectRef) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}))
+	return out
+}
+
+// SortReferences puts refs in the order References returns them: by kind, then name.
+func SortReferences(refs []ObjectRef) {
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].Kind != refs[j].Kind {
+			return refs[i].Kind < refs[j].Kind
+		}
+		return lessName(refs[i].Name, refs[j].Name)
+	})
+}
+
+// adder is the add function the walks call with a kind ("" is a Secret), namespace and
+// name, giving each reference to put.
+func adder(put func(ObjectRef)) func(kind, ns, name string) {
+	return func(kind, ns, name string) {
+		if kind == "" {
+			kind = "Secret"
+		}
+		put(ObjectRef{Kind: kind, Name: types.NamespacedName{Namespace: ns, Name: name}})
+	}
 }
 
 func gatewayReferences(gw *gwapiv1.Gateway, add func(kind, ns, name string)) {
