@@ -111,8 +111,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		// Our lockdown policies are not read by translation (syncLockdown reads them
 		// itself, reused translation or not): their events only wake the reconciler.
 		Watches(&networkingv1.NetworkPolicy{}, all, builder.WithPredicates(managedOnly)).
-		WatchesMetadata(&corev1.Secret{}, input).
-		WatchesMetadata(&corev1.ConfigMap{}, input).
+		WatchesMetadata(&corev1.Secret{}, input, builder.WithPredicates(r.gather.refNotes.noting("Secret"))).
+		WatchesMetadata(&corev1.ConfigMap{}, input, builder.WithPredicates(r.gather.refNotes.noting("ConfigMap"))).
 		// A DNS answer the last translation already read is no news (dns_wakes.go).
 		WatchesRawSource(source.Channel(forwardIf(ctx, r.opts.DNS.Changes(), r.unseenDNSChange(ctx)), all)).
 		WatchesRawSource(source.Channel(forward(ctx, heldWhileApplying(ctx, r.opts.XDS.Changes(), r.opts.XDS.Applying, xdsWakeHold)), all)).
