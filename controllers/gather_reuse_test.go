@@ -37,17 +37,7 @@ func TestGatherListsAgainOnlyTheKindsThatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := cache.New(api.Config, cache.Options{Scheme: api.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := &listEvents{}
-	countEvents(ctx, t, c, events, listBackends, &egressv1alpha1.Backend{})
-	countEvents(ctx, t, c, events, listHTTPRoutes, &gwapiv1.HTTPRoute{})
-	go func() { _ = c.Start(ctx) }()
-	c.WaitForCacheSync(ctx)
-	g := newGatherer(c, api.Client)
-	g.events = events
+	g, _ := countedGatherer(ctx, t, cache.Options{Scheme: api.Scheme})
 
 	first := gatherUntil(t, g, func(res *egress.Resources) bool {
 		return gatheredBackend(res, ns, "api") != nil && gatheredRoute(res, ns, "api") != nil
@@ -78,6 +68,25 @@ func TestGatherListsAgainOnlyTheKindsThatChanged(t *testing.T) {
 		r := gatheredRoute(res, ns, "api")
 		return r != nil && len(r.Status.Parents) == 1
 	})
+}
+
+// countedGatherer is a gatherer on a real informer cache (started, synced) whose
+// Backend and HTTPRoute events go through the counting predicate, as the reconciler's
+// watches do.
+func countedGatherer(ctx context.Context, t *testing.T, opts cache.Options) (*gatherer, cache.Cache) {
+	t.Helper()
+	c, err := cache.New(api.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &listEvents{}
+	countEvents(ctx, t, c, events, listBackends, &egressv1alpha1.Backend{})
+	countEvents(ctx, t, c, events, listHTTPRoutes, &gwapiv1.HTTPRoute{})
+	go func() { _ = c.Start(ctx) }()
+	c.WaitForCacheSync(ctx)
+	g := newGatherer(c, api.Client)
+	g.events = events
+	return g, c
 }
 
 // countEvents counts obj's informer events as kind k, through the counting predicate.
@@ -183,17 +192,7 @@ func TestGatherPatchesTheNamedObjects(t *testing.T) {
 		}
 		backends = append(backends, be)
 	}
-	c, err := cache.New(api.Config, cache.Options{Scheme: api.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := &listEvents{}
-	countEvents(ctx, t, c, events, listBackends, &egressv1alpha1.Backend{})
-	countEvents(ctx, t, c, events, listHTTPRoutes, &gwapiv1.HTTPRoute{})
-	go func() { _ = c.Start(ctx) }()
-	c.WaitForCacheSync(ctx)
-	g := newGatherer(c, api.Client)
-	g.events = events
+	g, c := countedGatherer(ctx, t, cache.Options{Scheme: api.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	first := gatherUntil(t, g, func(res *egress.Resources) bool { return len(res.Backends) == 4 && len(res.HTTPRoutes) == 4 })
 
 	backends[0].Spec.Destination.FQDN.Hostname = "edited.example.com"
