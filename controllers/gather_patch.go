@@ -109,6 +109,10 @@ type listPatch struct {
 // kind has no kept list: a failed patch may have half updated the index, and the next
 // gather lists the kind in full.
 func (g *gatherer) patch(ctx context.Context, k listKind, kept keptList, seen uint64, names []types.NamespacedName, patch patchFunc) (client.ObjectList, error) {
+	if len(names) == 0 { // the events counted since were named to an earlier gather
+		g.kept[k].events = seen
+		return kept.list, nil
+	}
 	g.kept[k] = keptList{}
 	out, index, err := patch(ctx, g.cache, kept.list, kept.index, names)
 	if err != nil {

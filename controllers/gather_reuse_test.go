@@ -173,7 +173,8 @@ func gatheredRoute(res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
 // Backend is edited, another deleted and a third created, the gather patches its last
 // list with the three (the list carries an index only a patch builds) and the result
 // holds exactly the objects a fresh list of the cache holds, at their resourceVersions;
-// the HTTPRoutes, with no event, are the list handed out before.
+// the HTTPRoutes, with no event, are the list handed out before; and an event counted
+// whose name was already taken changes nothing.
 func TestGatherPatchesTheNamedObjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -218,6 +219,11 @@ func TestGatherPatchesTheNamedObjects(t *testing.T) {
 	}
 	if &last.HTTPRoutes[0] != &first.HTTPRoutes[0] {
 		t.Error("the HTTPRoutes, with no event, were listed again; want the same list handed out")
+	}
+	// An event counted whose name an earlier gather already took: nothing to patch.
+	g.events.events[listBackends].Add(1)
+	if again := gatherOnce(t, g); &again.Backends[0] != &last.Backends[0] {
+		t.Error("a count with no name waiting made a new Backend list; want the last one handed out")
 	}
 }
 
