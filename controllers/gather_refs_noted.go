@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/portcullis-io/portcullis/egress/translate"
@@ -37,12 +36,7 @@ func (n *refNotes) noting(kind string) predicate.Predicate {
 	if kind == "ConfigMap" {
 		t = &n.configMaps
 	}
-	return predicate.Funcs{
-		CreateFunc:  func(ev event.CreateEvent) bool { t.note(ev.Object); return true },
-		UpdateFunc:  func(ev event.UpdateEvent) bool { t.note(ev.ObjectNew); return true },
-		DeleteFunc:  func(ev event.DeleteEvent) bool { t.note(ev.Object); return true },
-		GenericFunc: func(ev event.GenericEvent) bool { t.note(ev.Object); return true },
-	}
+	return passingEach(t.note)
 }
 
 // refsNoted is what a gather took of the notes: the objects noted, or none to trust

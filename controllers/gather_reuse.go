@@ -65,16 +65,20 @@ func (e *listEvents) counting(k listKind, preds ...predicate.Predicate) builder.
 // object's name is noted before the count (gather_patch.go says why).
 func (e *listEvents) counter(k listKind) predicate.Predicate {
 	e.counted[k].Store(true)
-	count := func(obj client.Object) bool {
+	return passingEach(func(obj client.Object) {
 		e.touched[k].note(obj)
 		e.events[k].Add(1)
-		return true
-	}
+	})
+}
+
+// passingEach is a predicate that passes every event on after calling seen with its
+// object (the new one of an update).
+func passingEach(seen func(client.Object)) predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc:  func(ev event.CreateEvent) bool { return count(ev.Object) },
-		UpdateFunc:  func(ev event.UpdateEvent) bool { return count(ev.ObjectNew) },
-		DeleteFunc:  func(ev event.DeleteEvent) bool { return count(ev.Object) },
-		GenericFunc: func(ev event.GenericEvent) bool { return count(ev.Object) },
+		CreateFunc:  func(ev event.CreateEvent) bool { seen(ev.Object); return true },
+		UpdateFunc:  func(ev event.UpdateEvent) bool { seen(ev.ObjectNew); return true },
+		DeleteFunc:  func(ev event.DeleteEvent) bool { seen(ev.Object); return true },
+		GenericFunc: func(ev event.GenericEvent) bool { seen(ev.Object); return true },
 	}
 }
 
