@@ -25,18 +25,19 @@ import (
 // refNotes notes the names of the Secrets and ConfigMaps whose metadata events came.
 type refNotes struct {
 	secrets, configMaps touchedNames
-	// wired is set once the watches note (a gatherer without them reads everything).
-	wired bool
+	// wiredSecrets and wiredConfigMaps are set once the watch of the kind notes: a
+	// gatherer without both reads everything.
+	wiredSecrets, wiredConfigMaps bool
 }
 
 // noting returns the predicate of the metadata watch of kind ("Secret" or "ConfigMap").
 func (n *refNotes) noting(kind string) predicate.Predicate {
-	n.wired = true
-	t := &n.secrets
 	if kind == "ConfigMap" {
-		t = &n.configMaps
+		n.wiredConfigMaps = true
+		return passingEach(n.configMaps.note)
 	}
-	return passingEach(t.note)
+	n.wiredSecrets = true
+	return passingEach(n.secrets.note)
 }
 
 // refsNoted is what a gather took of the notes: the objects noted, or none to trust
@@ -51,7 +52,7 @@ type refsNoted struct {
 func (n *refNotes) take(trustLast bool) refsNoted {
 	secrets, okS := n.secrets.take()
 	configMaps, okC := n.configMaps.take()
-	out := refsNoted{trusted: n.wired && trustLast && okS && okC, noted: map[translate.ObjectRef]bool{}}
+	out := refsNoted{trusted: n.wiredSecrets && n.wiredConfigMaps && trustLast && okS && okC, noted: map[translate.ObjectRef]bool{}}
 	for _, name := range secrets {
 		out.noted[translate.ObjectRef{Kind: "Secret", Name: name}] = true
 	}

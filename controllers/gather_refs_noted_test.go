@@ -138,6 +138,7 @@ func noteSecrets(ctx context.Context, t *testing.T, c cache.Cache, notes *refNot
 	if err != nil {
 		t.Fatal(err)
 	}
+	notes.noting("ConfigMap") // no ConfigMap is referenced here
 	p := notes.noting("Secret")
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { p.Create(event.CreateEvent{Object: o.(client.Object)}) },
@@ -184,6 +185,7 @@ func TestRefNotesTrustOnlyWhatNoEventTouched(t *testing.T) {
 		nothing   bool
 	}{
 		{"watches not noting", false, true, func(*refNotes) {}, map[translate.ObjectRef]bool{a: false, b: false}, false},
+		{"only the Secret watch noting", false, true, func(n *refNotes) { n.noting("Secret") }, map[translate.ObjectRef]bool{a: false, cmA: false}, false},
 		{"nothing noted", true, true, func(*refNotes) {}, map[translate.ObjectRef]bool{a: true, b: true, cmA: true}, true},
 		{"the last gather failed", true, false, func(*refNotes) {}, map[translate.ObjectRef]bool{a: false, b: false}, false},
 		{"Secret a noted", true, true, func(n *refNotes) { n.secrets.note(secretA) },
@@ -193,7 +195,7 @@ func TestRefNotesTrustOnlyWhatNoEventTouched(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := &refNotes{wired: tt.wired}
+			n := &refNotes{wiredSecrets: tt.wired, wiredConfigMaps: tt.wired}
 			tt.note(n)
 			got := n.take(tt.trustLast)
 			for ref, want := range tt.trusts {
