@@ -122,9 +122,10 @@ func (g *gatherer) gatherKind(ctx context.Context, l gatherList) error {
 //
 // Only the objects not read yet and those whose metadata events came since the last
 // gather are read (gather_refs_noted.go). When every object is the one the last gather
-// read, the last gather's slices are handed out again: copying 20,000 Secret structs into a new slice on every gather cost
-// 12 MB each time, and twice that while the last translation (which keeps its input)
-// and the new one were both alive. Nothing downstream modifies a gathered slice.
+// read, the last gather's slices are handed out again: copying 20,000 Secret structs
+// into a new slice on every gather cost 12 MB each time, and twice that while the last
+// translation (which keeps its input) and the new one were both alive. Nothing
+// downstream modifies a gathered slice.
 func (g *gatherer) readReferenced(ctx context.Context, res *egress.Resources) error {
 	refs := g.walk.references(res, g.patched[listBackends])
 	noted := g.refNotes.take(g.refsRead)
