@@ -54,7 +54,7 @@ func tableFacts(rc *routev3.RouteConfiguration, prev *facts) (*facts, error) {
 		return nil, err
 	}
 	f := &facts{hosts: make(map[*routev3.VirtualHost]*hostFacts, len(rc.GetVirtualHosts()))}
-	var fields []byte
+	size := 0
 	for _, vh := range rc.GetVirtualHosts() {
 		hf := prev.host(vh)
 		if hf == nil {
@@ -66,12 +66,12 @@ func tableFacts(rc *routev3.RouteConfiguration, prev *facts) (*facts, error) {
 			}
 		}
 		f.hosts[vh] = hf
-		fields = protowire.AppendTag(fields, virtualHostsField.Number(), protowire.BytesType)
-		fields = protowire.AppendBytes(fields, hf.encoded)
+		size += protowire.SizeTag(virtualHostsField.Number()) + protowire.SizeBytes(len(hf.encoded))
 		for _, s := range hf.secrets {
 			refs[s] = true
 		}
 	}
+	fields := hostFields(rc.GetVirtualHosts(), f.hosts, size)
 	h := sha256.New()
 	h.Write(b)
 	h.Write(fields)
@@ -81,6 +81,18 @@ func tableFacts(rc *routev3.RouteConfiguration, prev *facts) (*facts, error) {
 	f.wire = head
 	f.secrets = slices.Sorted(maps.Keys(refs))
 	return f, nil
+}
+
+// hostFields is the hosts' encodings as virtual_hosts fields, in the table's order, in
+// one buffer of the size they take: grown by appending, a table of 10,000 hosts
+// allocated about twice its 4 MB on every publish.
+func hostFields(hosts []*routev3.VirtualHost, learnt map[*routev3.VirtualHost]*hostFacts, size int) []byte {
+	fields := make([]byte, 0, size)
+	for _, vh := range hosts {
+		fields = protowire.AppendTag(fields, virtualHostsField.Number(), protowire.BytesType)
+		fields = protowire.AppendBytes(fields, learnt[vh].encoded)
+	}
+	return fields
 }
 
 // host returns the facts f learnt about the virtual host message vh, or nil.
