@@ -15,8 +15,14 @@ import (
 
 // finishBackendStatuses writes the status of every Backend, referenced or not. The
 // Backends are visited in no order (sorting ten thousand names cost a few milliseconds
-// a translation); only the warnings need one, so they are sorted by name alone.
+// a translation); only the warnings need one, so they are sorted by name alone. The
+// map is sized for every Backend here, not by newTranslator: a delta takes a copy of
+// the last translation's (finishDeltaStatuses), and one sized for 10,000 made for
+// nothing was 0.4 MB a change.
 func (t *translator) finishBackendStatuses() {
+	if len(t.result.Statuses.Backends) == 0 {
+		t.result.Statuses.Backends = make(map[string]*egressv1alpha1.BackendStatus, len(t.backends))
+	}
 	var warnings []Warning
 	for n, s := range t.backends {
 		tb := t.translateBackend(s)

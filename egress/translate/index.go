@@ -73,7 +73,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 	if cache == nil {
 		cache = defaultCache
 	}
-	nb, nr := len(res.Backends), len(res.HTTPRoutes)
+	nr := len(res.HTTPRoutes)
 	t := &translator{
 		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(),
 		classes:         map[string]*gwapiv1.GatewayClass{},
@@ -92,7 +92,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 			HTTPRoutes:         make(map[string][]gwapiv1.RouteParentStatus, nr),
 			TLSRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TLSRoutes)),
 			TCPRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TCPRoutes)),
-			Backends:           make(map[string]*egressv1alpha1.BackendStatus, nb),
+			Backends:           map[string]*egressv1alpha1.BackendStatus{}, // sized by finishBackendStatuses; a delta takes the last one's
 			BackendTLSPolicies: map[string][]gwapiv1.PolicyAncestorStatus{},
 			XBackends:          map[string]*gwapixv1alpha1.BackendStatus{},
 		}},
