@@ -20,13 +20,61 @@ type backendSlot struct {
 	until time.Time
 }
 
+// backendIndex is the Backends of one translation by name, and the slots the map points
+// to, in the input's order.
+type backendIndex struct {
+	slots  []backendSlot
+	byName map[types.NamespacedName]*backendSlot
+}
+
 // indexBackends indexes the Backends by name; of two with one name, the last counts.
-func indexBackends(in []egressv1alpha1.Backend) map[types.NamespacedName]*backendSlot {
-	slots := make([]backendSlot, len(in))
-	out := make(map[types.NamespacedName]*backendSlot, len(in))
-	for i := range in {
-		slots[i] = backendSlot{name: nameOf(&in[i]), b: &in[i]}
-		out[slots[i].name] = &slots[i]
+//
+// An index is kept in the Cache from one translation to the next: when the input holds
+// the same names in the same places (a Backend edited: the manager's gatherer replaces
+// it in its place), the next translation points the kept slots at the new objects and
+// takes the map as it is. Building the map again was 4 ms and 1.3 MB of a change at
+// 10,000 Backends. Any other input builds a new index.
+func (t *translator) indexBackends(in []egressv1alpha1.Backend) map[types.NamespacedName]*backendSlot {
+	if kept := t.cache.takeBackendIndex(); kept != nil && kept.holdsNamesOf(in) {
+		for i := range in {
+			kept.slots[i] = backendSlot{name: kept.slots[i].name, b: &in[i]}
+		}
+		t.backendIndex = kept
+		return kept.byName
 	}
-	return out
+	idx := &backendIndex{slots: make([]backendSlot, len(in)), byName: make(map[types.NamespacedName]*backendSlot, len(in))}
+	for i := range in {
+		idx.slots[i] = backendSlot{name: nameOf(&in[i]), b: &in[i]}
+		idx.byName[idx.slots[i].name] = &idx.slots[i]
+	}
+	t.backendIndex = idx
+	return idx.byName
+}
+
+// holdsNamesOf tells whether the index was made of Backends with in's names, in in's
+// order: then its map says of in what a new one would.
+func (x *backendIndex) holdsNamesOf(in []egressv1alpha1.Backend) bool {
+	if len(x.slots) != len(in) {
+		return false
+	}
+	for i := range in {
+		if x.slots[i].name.Name != in[i].Name || x.slots[i].name.Namespace != in[i].Namespace {
+			return false
+		}
+	}
+	return true
+}
+
+// keepBackendIndex gives the translation's index back to the Cache for the next one,
+// holding names only: no input object or translation is kept alive through it.
+func (t *translator) keepBackendIndex() {
+	idx := t.backendIndex
+	if idx == nil {
+		return
+	}
+	t.backendIndex = nil
+	for i := range idx.slots {
+		idx.slots[i] = backendSlot{name: idx.slots[i].name}
+	}
+	t.cache.putBackendIndex(idx)
 }

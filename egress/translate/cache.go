@@ -51,6 +51,8 @@ type Cache struct {
 	// deltas counts the translations that ran as one.
 	base   *deltaBase
 	deltas uint64
+	// backendIndex is the last translation's index of Backends (backend_index.go).
+	backendIndex *backendIndex
 }
 
 // pairEntry is what parsing one chain and key told.
@@ -104,6 +106,22 @@ func (c *Cache) putBase(b *deltaBase) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.base = b
+}
+
+// takeBackendIndex hands the kept index of Backends to one translation: another one
+// meanwhile finds none and builds its own.
+func (c *Cache) takeBackendIndex() *backendIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x := c.backendIndex
+	c.backendIndex = nil
+	return x
+}
+
+func (c *Cache) putBackendIndex(x *backendIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.backendIndex = x
 }
 
 // Deltas is how many translations with the Cache ran as deltas of the last one

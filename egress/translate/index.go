@@ -36,6 +36,7 @@ type translator struct {
 	streamRoutes   []*streamRoute // TLSRoutes and TCPRoutes, oldest first
 	grants         []*gwapiv1.ReferenceGrant
 	backends       map[types.NamespacedName]*backendSlot
+	backendIndex   *backendIndex // backends' slots, given back to the Cache when done
 	xbackends      map[types.NamespacedName]*xbackendSlot
 	policies       []*gwapiv1.BackendTLSPolicy
 	services       map[types.NamespacedName]*corev1.Service
@@ -112,7 +113,7 @@ func (t *translator) index(res *egress.Resources) {
 	t.grants = pointers(res.ReferenceGrants)
 	t.policies = pointers(res.BackendTLSPolicies)
 	sortObjects(t.policies)
-	t.backends = indexBackends(res.Backends)
+	t.backends = t.indexBackends(res.Backends)
 	t.xbackends = indexXBackends(res.XBackends)
 	indexByName(res.Services, t.services)
 	indexByName(res.Secrets, t.secrets)

@@ -102,10 +102,13 @@ func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Resu
 	if d := t.startDelta(res); d != nil {
 		t.delta = d
 		if result, ok := t.translateDelta(res); ok {
+			t.keepBackendIndex()
 			return result
 		}
+		t.keepBackendIndex()
 		t = newTranslator(res, addrs, opts)
 	}
+	defer t.keepBackendIndex()
 	if res != nil {
 		defer t.prefetch(res.Backends)()
 	}
