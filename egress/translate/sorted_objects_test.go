@@ -21,7 +21,10 @@ func TestSortedObjectsSortAsSortObjects(t *testing.T) {
 		names []string // "namespace/name", in input order; a value says which copy it is
 	}{
 		{"first list", []string{"b/r2", "a/r1", "b/r1", "a-x/r0"}},
+		{"the same names in the same places, new copies", []string{"b/r2=v2", "a/r1=v2", "b/r1", "a-x/r0=v2"}},
 		{"the same names in another order", []string{"a-x/r0", "b/r1", "b/r2", "a/r1"}},
+		{"and in those places again", []string{"a-x/r0=v3", "b/r1=v3", "b/r2", "a/r1"}},
+		{"a name in its place but in another namespace", []string{"a-x/r0", "b/r1", "a/r2", "a/r1"}},
 		{"one name replaced", []string{"a-x/r0", "b/r1", "b/r3", "a/r1"}},
 		{"a name twice, as many names as before", []string{"b/r3", "a/r1", "b/r3=second", "a-x/r0"}},
 		{"the twice-named list again, copies swapped", []string{"b/r3=second", "a/r1", "b/r3", "a-x/r0"}},
@@ -51,6 +54,15 @@ func routesNamed(specs []string) []gwapiv1.HTTPRoute {
 	return out
 }
 
+// stripLabels is specs without their "=label" parts.
+func stripLabels(specs []string) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i], _, _ = strings.Cut(s, "=")
+	}
+	return out
+}
+
 func sameRoute(a, b *gwapiv1.HTTPRoute) bool {
 	return a.Namespace == b.Namespace && a.Name == b.Name && a.Annotations["copy"] == b.Annotations["copy"]
 }
@@ -72,6 +84,7 @@ func TestKeptOrderFollowsARandomWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 1897))
 	namespaces := []string{"a", "a-x", "ab", "b", "a0"}
 	present := map[string]bool{}
+	var last []string
 	cache := NewCache()
 	for step := range 300 {
 		for range 1 + rng.IntN(4) {
@@ -87,6 +100,13 @@ func TestKeptOrderFollowsARandomWalk(t *testing.T) {
 		if len(names) > 0 && rng.IntN(10) == 0 {
 			names = append(names, names[0]+"=second")
 		}
+		if step > 0 && rng.IntN(4) == 0 { // the last list again, in its places: new copies
+			names = slices.Clone(last)
+			for i := range names {
+				names[i] += fmt.Sprintf("=s%d", step)
+			}
+		}
+		last = stripLabels(names)
 		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(step+1), "routes", routesNamed(names))
 		want := pointers(routesNamed(names))
 		sortObjects(want)
