@@ -94,34 +94,30 @@ func (c *Cache) begin() uint64 {
 
 // takeBase hands the base to one translation: another one meanwhile finds none and
 // translates in full.
-func (c *Cache) takeBase() *deltaBase {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := c.base
-	c.base = nil
-	return b
-}
+func (c *Cache) takeBase() *deltaBase { return takeOut(c, &c.base) }
 
-func (c *Cache) putBase(b *deltaBase) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.base = b
-}
+func (c *Cache) putBase(b *deltaBase) { putBack(c, &c.base, b) }
 
 // takeBackendIndex hands the kept index of Backends to one translation: another one
 // meanwhile finds none and builds its own.
-func (c *Cache) takeBackendIndex() *backendIndex {
+func (c *Cache) takeBackendIndex() *backendIndex { return takeOut(c, &c.backendIndex) }
+
+func (c *Cache) putBackendIndex(x *backendIndex) { putBack(c, &c.backendIndex, x) }
+
+// takeOut returns what slot, a field of c, holds and leaves it empty, so that one
+// translation at a time owns it; putBack stores it again.
+func takeOut[T any](c *Cache, slot **T) *T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	x := c.backendIndex
-	c.backendIndex = nil
-	return x
+	v := *slot
+	*slot = nil
+	return v
 }
 
-func (c *Cache) putBackendIndex(x *backendIndex) {
+func putBack[T any](c *Cache, slot **T, v *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.backendIndex = x
+	*slot = v
 }
 
 // Deltas is how many translations with the Cache ran as deltas of the last one
