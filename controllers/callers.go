@@ -85,6 +85,7 @@ func (r *Reconciler) reconcileCallers(ctx context.Context) (ctrl.Result, error) 
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	published := false
 	for _, name := range names {
 		gw := translate.WithCallers(r.lastPublished[name], callers)
 		out, err := envoyconfig.Build(gw, r.opts.Envoy)
@@ -101,6 +102,13 @@ func (r *Reconciler) reconcileCallers(ctx context.Context) (ctrl.Result, error) 
 			r.versions.record(name, version, *c)
 		}
 		r.lastPublished[name] = gw
+		published = true
+	}
+	if published {
+		select {
+		case r.callersPublished <- struct{}{}: // the reconcile it brings marks the new version
+		default:
+		}
 	}
 	r.log.V(1).Info("callers changed", "callers", len(callers), "gateways", len(names))
 	return ctrl.Result{}, nil

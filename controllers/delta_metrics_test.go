@@ -24,23 +24,7 @@ func TestBackendEditIsCountedAsADelta(t *testing.T) {
 	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "delta-metric"
 	w.dns.Set("api.delta.test", "api.delta.test. 3600 IN A 127.0.0.1")
-	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + fmt.Sprintf(`
-apiVersion: egress.portcullis.io/v1alpha1
-kind: Backend
-metadata: {name: api, namespace: %[1]s}
-spec:
-  destination:
-    type: FQDN
-    fqdn: {hostname: api.delta.test, tls: {wellKnownCACertificates: System}}
-    ports: [{name: https, port: 443, protocol: HTTPS}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: api, namespace: %[1]s}
-spec:
-  parentRefs: [{name: egress}]
-  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
-`, ns))
+	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + apiBackendYAML(ns, "api.delta.test"))
 	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}}
 	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Accepted", "True", "Accepted")
 	deltas := func() float64 {
@@ -59,6 +43,28 @@ spec:
 		}
 	}
 	t.Fatalf("%s{translation=%s} = %v after five server name edits; want a delta counted", metricReconciles, translationDelta, deltas())
+}
+
+// apiBackendYAML is the Backend api, HTTPS to host, and the HTTPRoute api to it from
+// the Gateway egress.
+func apiBackendYAML(ns, host string) string {
+	return fmt.Sprintf(`
+apiVersion: egress.portcullis.io/v1alpha1
+kind: Backend
+metadata: {name: api, namespace: %[1]s}
+spec:
+  destination:
+    type: FQDN
+    fqdn: {hostname: %[2]s, tls: {wellKnownCACertificates: System}}
+    ports: [{name: https, port: 443, protocol: HTTPS}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: api, namespace: %[1]s}
+spec:
+  parentRefs: [{name: egress}]
+  rules: [{backendRefs: [{group: egress.portcullis.io, kind: Backend, name: api}]}]
+`, ns, host)
 }
 
 // editServerName sets the Backend api's TLS server name.

@@ -137,6 +137,9 @@ type Reconciler struct {
 	// (nothing_new.go).
 	otherWakes atomic.Uint64
 	run        lastRun
+	// callersPublished wakes the reconciler after the callers reconcile published: the
+	// xDS server's notice of a publish is no news to it (xds_wakes.go).
+	callersPublished chan struct{}
 	// translating is set while a translation runs, and dnsSeen is the DNS guard's
 	// count of signalled changes when the last translation in use read its answers
 	// (dns_wakes.go).

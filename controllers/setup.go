@@ -51,6 +51,8 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		lastPublished: map[string]ir.Gateway{},
 		leader:        newLeadership(),
 		pods:          newPodIndex(),
+
+		callersPublished: make(chan struct{}, 1),
 	}
 	var envoysApplying func() bool
 	if opts.XDS != nil {
@@ -115,7 +117,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(&corev1.ConfigMap{}, input, builder.WithPredicates(r.gather.refNotes.noting("ConfigMap"))).
 		// A DNS answer the last translation already read is no news (dns_wakes.go).
 		WatchesRawSource(source.Channel(forwardIf(ctx, r.opts.DNS.Changes(), r.unseenDNSChange(ctx)), all)).
-		WatchesRawSource(source.Channel(forward(ctx, heldWhileApplying(ctx, r.opts.XDS.Changes(), r.opts.XDS.Applying, xdsWakeHold)), all)).
+		WatchesRawSource(source.Channel(forward(ctx, heldWhileApplying(ctx, newsOnly(ctx, r.opts.XDS.Changes(), r.opts.XDS.News), r.opts.XDS.Applying, xdsWakeHold)), all)).
+		WatchesRawSource(source.Channel(forward(ctx, r.callersPublished), all)).
 		WatchesRawSource(source.Channel(forward(ctx, r.leader.changes), all))
 	b, err := r.watchXBackends(mgr, b, input, specOnly)
 	if err != nil {

@@ -18,6 +18,40 @@ const (
 	xdsWakePoll = 5 * time.Millisecond
 )
 
+// newsOnly passes on the notices of in that come with news (xds.Server.News): a notice
+// with the count the last one passed saw was only a publish's. Every publish is the
+// reconciler's own, and the reconcile that publishes reads the xDS status after it;
+// woken by its own notice, the next reconcile found nothing new and still published,
+// marked and checked every status again, as costly as the change itself at 10,000
+// Backends. The callers reconcile, which publishes outside a reconcile, wakes the
+// reconciler itself (callersPublished). A notice that passes stands for all the news
+// counted before it, whichever Gateway they concern: a wake-up is for every Gateway.
+func newsOnly(ctx context.Context, in <-chan string, news func() uint64) <-chan string {
+	out := make(chan string)
+	go func() {
+		var seen uint64
+		for {
+			var gateway string
+			select {
+			case <-ctx.Done():
+				return
+			case gateway = <-in:
+			}
+			n := news()
+			if n == seen {
+				continue
+			}
+			seen = n
+			select {
+			case <-ctx.Done():
+				return
+			case out <- gateway:
+			}
+		}
+	}()
+	return out
+}
+
 // heldWhileApplying passes on the Gateway names of in as wake-ups, each once its
 // Gateway's Envoys are no longer applying or it has been held for hold.
 func heldWhileApplying(ctx context.Context, in <-chan string, applying func(gateway string) bool, hold time.Duration) <-chan struct{} {

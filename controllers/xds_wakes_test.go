@@ -75,3 +75,40 @@ func TestHeldWhileApplyingWakesAfterHoldWhenEnvoyNeverAnswers(t *testing.T) {
 		t.Fatal("no wake-up after the hold")
 	}
 }
+
+// TestNewsOnlyDropsNoticesOfPublishesAlone sends notices in turn with the news count
+// as the xDS server would have it then: a notice passes only when the count moved since
+// the last one that passed.
+func TestNewsOnlyDropsNoticesOfPublishesAlone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := make(chan string)
+	var news atomic.Uint64
+	out := newsOnly(ctx, in, news.Load)
+	steps := []struct {
+		name  string
+		count uint64 // News when the notice is read
+		pass  bool
+	}{
+		{"a publish before any Envoy", 0, false},
+		{"an Envoy connected", 1, true},
+		{"a publish after it", 1, false},
+		{"two acknowledgements, one notice", 3, true},
+		{"another publish", 3, false},
+		{"a rejection", 4, true},
+	}
+	for _, step := range steps {
+		news.Store(step.count)
+		in <- "gw/a"
+		select {
+		case got := <-out:
+			if !step.pass {
+				t.Fatalf("%s: the notice of %s passed", step.name, got)
+			}
+		case <-time.After(50 * time.Millisecond):
+			if step.pass {
+				t.Fatalf("%s: the notice was dropped", step.name)
+			}
+		}
+	}
+}

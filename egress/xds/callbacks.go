@@ -121,7 +121,7 @@ func (c callbacks) OnStreamClosed(id int64, _ *corev3.Node) {
 	delete(s.gateways[st.gateway].streams, id)
 	s.forgetIfIdleLocked(st.gateway)
 	s.log.Info("Envoy disconnected", "gateway", st.gateway, "node", st.nodeID, "stream", id)
-	s.changes.mark(st.gateway)
+	s.markNews(st.gateway)
 }
 
 // OnStreamRequest records ACKs and NACKs. A request answers the last response of its
@@ -141,7 +141,7 @@ func (c callbacks) OnStreamRequest(id int64, req *discoveryv3.DiscoveryRequest) 
 		return err
 	}
 	if s.recordRequestLocked(st, req) {
-		s.changes.mark(st.gateway)
+		s.markNews(st.gateway)
 	}
 	s.parkEmptyRequestLocked(st, req)
 	return nil
@@ -179,7 +179,7 @@ func (s *Server) attachLocked(st *streamState, node *corev3.Node) error {
 	st.gateway, st.nodeID, st.connectedAt = gateway, node.GetId(), s.now()
 	s.gatewayLocked(gateway).streams[st.id] = st
 	s.log.Info("Envoy connected", "gateway", gateway, "node", st.nodeID, "stream", st.id)
-	s.changes.mark(gateway)
+	s.markNews(gateway)
 	return nil
 }
 

@@ -137,7 +137,7 @@ func (c callbacks) OnStreamDeltaRequest(id int64, req *discoveryv3.DeltaDiscover
 		}
 	}
 	if s.recordDeltaRequestLocked(st, req) {
-		s.changes.mark(st.gateway)
+		s.markNews(st.gateway)
 	}
 	return nil
 }

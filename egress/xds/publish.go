@@ -85,7 +85,7 @@ func (s *Server) Remove(gateway string) {
 	g.version, g.typeVersions, g.history, g.resources, g.types = "", nil, nil, nil, map[string]*typeState{}
 	g.heldVersions = nil
 	s.forgetIfIdleLocked(gateway)
-	s.changes.mark(gateway)
+	s.markNews(gateway)
 	s.log.V(1).Info("removed snapshot", "gateway", gateway)
 }
 

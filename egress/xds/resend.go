@@ -45,6 +45,7 @@ func (s *Server) Resend(gateway string) (string, error) {
 		return "", fmt.Errorf("xds: resend %s: %w", gateway, err)
 	}
 	s.resends[gateway]++
+	s.news.Add(1) // before setPublished's notice: whoever it wakes reads the count after
 	s.mu.Lock()
 	g := s.gatewayLocked(gateway)
 	counts := g.resources

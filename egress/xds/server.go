@@ -60,6 +60,8 @@ type Server struct {
 	streams  map[int64]*streamState
 
 	changes *notifier
+	// news counts the status changes a Publish does not make itself (news.go).
+	news    atomic.Uint64
 	serving atomic.Bool
 }
 
