@@ -69,6 +69,7 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			var sni string
 			stop := startManagerProfile(b, n)
 			stopTrace := startManagerTrace(b, n)
+			countedBefore := w.reconcilesByHow(b)
 			for i := 0; b.Loop(); i++ {
 				var c change
 				markChange(i, "start")
@@ -82,6 +83,7 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			}
 			stop()
 			stopTrace()
+			countedAfter := w.reconcilesByHow(b)
 			w.verifyPublished(b, sni)
 			reportPercentiles(b, took)
 			reportPercentilesAs(b, "after-update-", answered)
@@ -94,6 +96,7 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			// After the loop: b.Loop's first call resets the reported metrics.
 			b.ReportMetric(created.Seconds(), "create-s")
 			b.ReportMetric(settled.Seconds(), "settle-s")
+			reportReconcilesPerTry(b, countedBefore, countedAfter, len(took))
 		})
 	}
 }
