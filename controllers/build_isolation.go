@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -248,9 +249,9 @@ func setOf(items []string) map[string]bool {
 // refuseLeftOut marks each route left out of a Gateway's configuration Accepted=False on
 // that Gateway, and the Backend of each cluster left out Programmed=False, with the
 // build's error. gw is the Gateway before units were left out.
-func refuseLeftOut(st translate.Statuses, gw ir.Gateway, why map[string]error) {
+func refuseLeftOut(st *translate.Statuses, gw ir.Gateway, why map[string]error) {
 	refuseRoutes(st, gw.Name, why, "Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served")
-	refuseClusters(st, gw, why, "Envoy's configuration for this Backend could not be built (Gateway %s, cluster %s), so it is left out and the rest of the Gateway is served: %v")
+	refuseClusters(*st, gw, why, "Envoy's configuration for this Backend could not be built (Gateway %s, cluster %s), so it is left out and the rest of the Gateway is served: %v")
 }
 
 // buildAndPublish builds and publishes a Gateway's configuration, leaving out what
@@ -289,10 +290,16 @@ func (r *Reconciler) buildAndPublish(gw ir.Gateway) (ir.Gateway, map[string]erro
 }
 
 // refuseRoutes marks each route of why Accepted=False on the Gateway, the message being
-// what happened followed by the route's error. It replaces the route's entry with a
-// copy: translation's statuses are shared with the remembered translation
-// (translation_reuse.go), which must keep saying what translation said.
-func refuseRoutes(st translate.Statuses, gateway string, why map[string]error, what string) {
+// what happened followed by the route's error. It writes into a copy of the map and of
+// the route's entry: translation's route statuses are shared with the remembered
+// translation (translation_reuse.go), which must keep saying what translation said.
+// Copying here, where a route is seldom refused, spares copying the map of every
+// route's statuses on every translation (markable).
+func refuseRoutes(st *translate.Statuses, gateway string, why map[string]error, what string) {
+	if len(why) == 0 {
+		return
+	}
+	st.HTTPRoutes = maps.Clone(st.HTTPRoutes)
 	gwNS, gwName, _ := strings.Cut(gateway, "/")
 	for route, err := range why {
 		routeNS, _, _ := strings.Cut(route, "/")

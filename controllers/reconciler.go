@@ -193,7 +193,7 @@ func (r *Reconciler) reconcile(ctx context.Context) (ctrl.Result, bool, error) {
 	yielded := false
 	gateways := gatewaysByKey(res)
 	r.gatewayObjects = gateways
-	problems := r.publish(ctx, result, gateways)
+	problems := r.publish(ctx, &result, gateways)
 	r.removeGone(ctx, result)
 	r.peers = nil
 	if r.writes() {
@@ -334,7 +334,7 @@ func (r *Reconciler) ownPortsMoved(translated map[uint32]string) time.Duration {
 // publish builds and publishes every translated Gateway and provisions its Envoys. It
 // returns, per Gateway, why it could not be programmed; the previous snapshot stays
 // published then (last known good).
-func (r *Reconciler) publish(ctx context.Context, result translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
+func (r *Reconciler) publish(ctx context.Context, result *translate.Result, gateways map[string]*gwapiv1.Gateway) map[string]error {
 	problems := map[string]error{}
 	for _, desired := range result.Gateways {
 		gw, held := r.stage(desired)
@@ -350,18 +350,18 @@ func (r *Reconciler) publish(ctx context.Context, result translate.Result, gatew
 		}
 		staged := gw
 		gw, probeKey, rejected := r.isolateNacks(gw, desired)
-		refuseRoutes(result.Statuses, gw.Name, rejected,
+		refuseRoutes(&result.Statuses, gw.Name, rejected,
 			"Envoy rejected the configuration of this route, so the route is left out (Envoy keeps what it ran for it before) and the rest of the Gateway is served")
 		refuseClusters(result.Statuses, staged, rejected,
 			"Envoy rejected this Backend's new settings (Gateway %s, cluster %s), so it keeps what it ran before (nothing, for a new one) and the rest of the Gateway is served: %v")
 		candidate := gw
 		gw, leftOut, version, err := r.buildAndPublish(gw)
-		refuseLeftOut(result.Statuses, candidate, leftOut)
+		refuseLeftOut(&result.Statuses, candidate, leftOut)
 		if err == nil {
 			if !held {
 				// After Publish, off the way of the change: the refusals above touch
 				// Programmed only, never the usability contentOf reads.
-				content = contentOf(gw.Name, obj, result, r.versions.latest(gw.Name))
+				content = contentOf(gw.Name, obj, *result, r.versions.latest(gw.Name))
 			}
 			r.versions.record(gw.Name, version, content)
 			r.lastPublished[gw.Name] = gw

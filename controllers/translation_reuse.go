@@ -59,10 +59,11 @@ func (r *Reconciler) remember(events uint64, own map[uint32]string, addrs egress
 }
 
 // markable is result with its own copies of what a reconcile changes after translation:
-// the Gateway statuses (Programmed, listeners, addresses), edited in place, and the maps
-// of Backend and HTTPRoute statuses, whose entries are replaced by copies (backendMarks,
-// refuseClusters, refuseRoutes), so the remembered translation keeps saying what
-// translation said.
+// the Gateway statuses (Programmed, listeners, addresses), edited in place, and the map
+// of Backend statuses, whose entries are replaced by copies (backendMarks,
+// refuseClusters), so the remembered translation keeps saying what translation said.
+// The map of HTTPRoute statuses is shared: refuseRoutes, its one writer, copies it
+// first.
 func markable(result translate.Result) translate.Result {
 	st := result.Statuses
 	st.Gateways = make(map[string]*gwapiv1.GatewayStatus, len(result.Statuses.Gateways))
@@ -70,7 +71,6 @@ func markable(result translate.Result) translate.Result {
 		st.Gateways[k] = g.DeepCopy()
 	}
 	st.Backends = maps.Clone(result.Statuses.Backends)
-	st.HTTPRoutes = maps.Clone(result.Statuses.HTTPRoutes)
 	result.Statuses = st
 	return result
 }
