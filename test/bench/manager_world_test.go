@@ -233,6 +233,21 @@ func (w *managerWorld) reconcilesByHow(b *testing.B) map[string]float64 {
 	return out
 }
 
+// idleCollections counts the manager's collections started while idle so far
+// (portcullis_idle_collections_total, controllers/idle_gc.go).
+func (w *managerWorld) idleCollections(b *testing.B) float64 {
+	families, err := w.metrics.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "portcullis_idle_collections_total" && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
 // reportReconcilesPerTry reports the reconciles a try took on average, by how they came
 // by their translation: a change is more than the reconcile that publishes it (status
 // writes and the Envoys' answers wake the reconciler again).
