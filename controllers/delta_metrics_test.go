@@ -20,13 +20,8 @@ import (
 // the API server and may change meanwhile (which makes a translation full), so the edit
 // is repeated until one is counted, a few times at most.
 func TestBackendEditIsCountedAsADelta(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "delta-metric"
-	w.dns.Set("api.delta.test", "api.delta.test. 3600 IN A 127.0.0.1")
-	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + apiBackendYAML(ns, "api.delta.test"))
-	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}}
-	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Accepted", "True", "Accepted")
+	w, reg := apiBackendWorld(t, ns, "api.delta.test")
 	deltas := func() float64 {
 		return metricValue(t, reg, metricReconciles, map[string]string{"translation": translationDelta})
 	}
@@ -43,6 +38,19 @@ func TestBackendEditIsCountedAsADelta(t *testing.T) {
 		}
 	}
 	t.Fatalf("%s{translation=%s} = %v after five server name edits; want a delta counted", metricReconciles, translationDelta, deltas())
+}
+
+// apiBackendWorld starts a manager whose operator metrics go to the registry it
+// returns, with a Gateway egress in ns and the Backend api to host (apiBackendYAML),
+// once the Backend is Accepted.
+func apiBackendWorld(t *testing.T, ns, host string) (*world, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	w := newWorld(t, func(o *Options) { o.Metrics = reg })
+	w.dns.Set(host, host+". 3600 IN A 127.0.0.1")
+	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + apiBackendYAML(ns, host))
+	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}}
+	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Accepted", "True", "Accepted")
+	return w, reg
 }
 
 // apiBackendYAML is the Backend api, HTTPS to host, and the HTTPRoute api to it from

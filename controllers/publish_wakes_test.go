@@ -6,11 +6,6 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
-	"github.com/portcullis-io/portcullis/egress/xds/xdstest"
 )
 
 // TestAPublishWakesNoSecondReconcile edits a Backend three times on a running manager
@@ -19,13 +14,8 @@ import (
 // could wake one (xds_wakes.go newsOnly). Each edit must still be published (the
 // clusters' version moves) and translated (a translation is counted).
 func TestAPublishWakesNoSecondReconcile(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	w := newWorld(t, func(o *Options) { o.Metrics = reg })
 	const ns = "publish-wakes"
-	w.dns.Set("api.publish-wakes.test", "api.publish-wakes.test. 3600 IN A 127.0.0.1")
-	w.apply(egressGatewayYAML(ns, xdstest.FreePort(t), "Same") + apiBackendYAML(ns, "api.publish-wakes.test"))
-	b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}}
-	w.condition(b, func() []metav1.Condition { return b.Status.Conditions }, "Accepted", "True", "Accepted")
+	w, reg := apiBackendWorld(t, ns, "api.publish-wakes.test")
 	count := func(how string) func() float64 {
 		return func() float64 {
 			return max(metricValue(t, reg, metricReconciles, map[string]string{"translation": how}), 0) // -1: none yet
