@@ -248,6 +248,7 @@ func startDNSGuard(b *testing.B, ctx context.Context, dns *dnstest.Server) guard
 // ctx ends, as `portcullis manager` does (without an Envoy provider: the benchmark runs
 // its Envoy itself).
 func startManager(b *testing.B, ctx context.Context, api *testenv.APIServer, opts controllers.Options) {
+	noteStaleQueueDepth(b)
 	// Benchmarks of several sizes start one manager each in the same process: the
 	// controller's name repeats.
 	skip := true
