@@ -9,8 +9,8 @@ import (
 
 // TestNewsCountsWhatNoPublishMade walks a Gateway through a publish, an Envoy's
 // connection, acknowledgement and rejection, a resend, its disconnection and the
-// Gateway's removal: News moves with each but the publishes, and always before the
-// notice on Changes goes out.
+// Gateway's removal: News moves with each but the publishes. (That it moves before the
+// notice goes out is markNews's order, not checked here.)
 func TestNewsCountsWhatNoPublishMade(t *testing.T) {
 	s := New(testr.New(t))
 	var e *fakeEnvoy
