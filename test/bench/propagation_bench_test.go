@@ -114,23 +114,7 @@ func (w *propagationWorld) waitQuiet(b *testing.B) {
 // unchanged counts the reconciles that returned at once, nothing being new
 // (portcullis_reconciles_total{translation="unchanged"}); reconciles/try counts them too.
 func (w *propagationWorld) unchanged(b *testing.B) float64 {
-	families, err := w.metrics.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "portcullis_reconciles_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "translation" && l.GetValue() == "unchanged" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return reconcilesByHow(b, w.metrics)["unchanged"]
 }
 
 // fetchTimeouts counts the resources Envoy waited for until its initial fetch timeout
