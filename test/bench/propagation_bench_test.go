@@ -319,10 +319,43 @@ func (w *propagationWorld) createMany(b *testing.B, n int) {
 func (w *propagationWorld) waitSettled(b *testing.B, n int) {
 	w.waitProgrammed(b, "b0-", n) // the names objectName(0, i)
 	for _, i := range w.reachable(n) {
-		if code := w.get(objectName(0, i)); code != http.StatusOK {
-			b.Fatalf("a present route answers %d, want 200", code)
-		}
+		w.waitAnswers(b, objectName(0, i), settleAnswerWait)
 	}
+}
+
+// settleAnswerWait bounds how long a Programmed route may take to answer 200. Programmed
+// says Envoy accepted every resource type of a version carrying the Backend; Envoy then
+// still warms the new cluster on its main thread and hands it to its workers, so a request
+// sent at once may meet the route before its cluster (a 503; seen on a slow machine when
+// the world was the process's second). A route that never answers fails after this.
+const settleAnswerWait = 10 * time.Second
+
+// waitAnswers waits until the hostname answers 200 through Envoy, failing with the last
+// answer (its status and the start of its body, where Envoy says why) after wait.
+func (w *propagationWorld) waitAnswers(b *testing.B, name string, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for {
+		code := w.get(name)
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("a present route answers %d after %s, want 200: %s", code, wait, w.answer(name))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// answer is the status line and the start of the body Envoy answers for the hostname,
+// or why there was none.
+func (w *propagationWorld) answer(name string) string {
+	resp, err := w.request(name)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	return fmt.Sprintf("%s %q", resp.Status, body)
 }
 
 // propagate creates one hostname's Backend and HTTPRoute and returns how long it took
@@ -350,18 +383,23 @@ func (w *propagationWorld) propagate(b *testing.B, name string) time.Duration {
 // get sends one request for the hostname to the Gateway listener and returns the status
 // code, 0 when Envoy could not be reached.
 func (w *propagationWorld) get(name string) int {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", w.port), nil)
-	if err != nil {
-		return 0
-	}
-	req.Host = hostname(name)
-	resp, err := w.http.Do(req)
+	resp, err := w.request(name)
 	if err != nil {
 		return 0
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// request sends one GET for the hostname to the Gateway listener.
+func (w *propagationWorld) request(name string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", w.port), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Host = hostname(name)
+	return w.http.Do(req)
 }
 
 // envPropagationLog, when set, writes the manager's and the xDS server's debug log to
