@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"testing"
 )
 
@@ -121,4 +122,19 @@ func positive(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a positive integer", s)
 	}
 	return n, nil
+}
+
+// envDuration reads a Go duration (time.ParseDuration) from the environment variable
+// name, def when it is unset.
+func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		tb.Fatalf("%s=%q: want a positive Go duration such as 300ms", name, v)
+	}
+	return d
 }

@@ -166,13 +166,15 @@ func renderManagerChange(b *strings.Builder, rs []result) {
 		"(controllers.NewReconciler, the xDS server, the DNS guard on a scripted DNS server answering every name with a public address), no Envoy; " +
 		"N FQDN Backends (HTTPS, System CA, a server name each) and one HTTPRoute each, created through kube-apiserver on 16 connections. " +
 		"Each try updates one Backend's server name and ALPN and times from the Update call until the xDS server's version of the Gateway's clusters " +
-		"changes (polled every 0.5 ms): watch event, gather, translation, build and publish. The next try waits until the reconciler is idle. " +
+		"changes (polled every 0.5 ms): watch event, gather, translation, build and publish. The next try waits until the reconciler has been idle for 50 ms. " +
+		"The first try is also given apart, with the slowest of the others: it meets what the bulk load left (the kinds listed in full once). " +
 		"Setup: creating the objects, then until the snapshot holds them all and the statuses are written.\n\n")
-	b.WriteString("| Backends | tries | p50 ms | p95 ms | p99 ms | max ms | create s | settle s |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| Backends | tries | p50 ms | p95 ms | p99 ms | max ms | first ms | max of the rest ms | create s | settle s |\n" +
+		"| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range bySize(rs) {
 		v := r.Values
-		fmt.Fprintf(b, "| %d | %.0f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f |\n", backendsOf(r.Name), v["tries"], v["p50-ms"], v["p95-ms"], v["p99-ms"],
-			v["max-ms"], v["create-s"], v["settle-s"])
+		fmt.Fprintf(b, "| %d | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f |\n", backendsOf(r.Name), v["tries"], v["p50-ms"], v["p95-ms"], v["p99-ms"],
+			v["max-ms"], v["first-ms"], v["rest-max-ms"], v["create-s"], v["settle-s"])
 	}
 	b.WriteString("\n")
 }

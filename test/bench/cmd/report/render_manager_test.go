@@ -144,3 +144,16 @@ func TestManagerChangeRunsEachSizeInItsOwnProcess(t *testing.T) {
 		t.Fatalf("change steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestManagerChangeSectionShowsTheFirstTryApart: a row per size, smallest first, with
+// the first try and the slowest of the others beside the percentiles.
+func TestManagerChangeSectionShowsTheFirstTryApart(t *testing.T) {
+	r := func(n string, p50, p99, first, rest float64) result {
+		return result{Name: "BenchmarkManagerOneBackendChanged/backends=" + n, Values: map[string]float64{
+			"tries": 60, "p50-ms": p50, "p95-ms": p50 * 2, "p99-ms": p99, "max-ms": p99, "first-ms": first, "rest-max-ms": rest, "create-s": 50, "settle-s": 49}}
+	}
+	var b strings.Builder
+	renderManagerChange(&b, []result{r("10000", 35, 114, 114, 98.9), r("1000", 9.2, 21.3, 15, 21.3)})
+	inOrder(t, b.String(), []string{"| first ms | max of the rest ms |",
+		"| 1000 | 60 | 9.2 | 18.4 | 21.3 | 21.3 | 15.0 | 21.3 | 50 | 49 |", "| 10000 | 60 | 35.0 | 70.0 | 114.0 | 114.0 | 114.0 | 98.9 | 50 | 49 |"})
+}
