@@ -5,8 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // Environment variables that size the benchmarks. The defaults are small so that
