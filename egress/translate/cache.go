@@ -47,6 +47,9 @@ type Cache struct {
 	nameOrders map[string]*nameOrderEntry
 	// routeSides are the Gateways' route sides by "namespace/name" (route_side.go).
 	routeSides map[string]*routeSide
+	// namings are the HTTPRoutes naming each Gateway, by "namespace/name"
+	// (route_naming.go).
+	namings map[string]*namingEntry
 	// base is what the last translation read and returned, for a delta (delta.go);
 	// deltas counts the translations that ran as one.
 	base   *deltaBase
@@ -78,7 +81,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, nameOrders: map[string]*nameOrderEntry{}, routeSides: map[string]*routeSide{}}
+	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, nameOrders: map[string]*nameOrderEntry{}, routeSides: map[string]*routeSide{}, namings: map[string]*namingEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -146,6 +149,7 @@ func (c *Cache) sweep() {
 	sweepTable(c.orders, c.epoch)
 	sweepTable(c.nameOrders, c.epoch)
 	sweepTable(c.routeSides, c.epoch)
+	sweepTable(c.namings, c.epoch)
 }
 
 // entry is what every table of the Cache holds: something that knows the last epoch

@@ -386,20 +386,3 @@ func (t *translator) writeNamespaceLabels(b *strings.Builder) {
 		fmt.Fprintf(b, "namespace %s %s\n", ns, labels)
 	}
 }
-
-// routesNaming lists the identities of the routes with a parentRef to gw, and the
-// routes, in translation order; false when one has no identity.
-func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
-	var seen []routeSeen
-	var routes []*gwapiv1.HTTPRoute
-	for _, r := range t.routes {
-		if !namesGateway(r, gw) {
-			continue
-		}
-		if r.UID == "" || r.Generation == 0 {
-			return nil, nil, false
-		}
-		seen, routes = append(seen, routeSeen{uid: r.UID, generation: r.Generation}), append(routes, r)
-	}
-	return seen, routes, true
-}
