@@ -25,6 +25,16 @@ type backendSlot struct {
 type backendIndex struct {
 	slots  []backendSlot
 	byName map[types.NamespacedName]*backendSlot
+	// prev are the identities the Backends had, place by place, in the translation of
+	// epoch that kept the index (nil in a translation that built it anew).
+	prev  []backendID
+	epoch uint64
+}
+
+// backendID is a Backend's identity: its spec is pinned by its generation.
+type backendID struct {
+	uid        types.UID
+	generation int64
 }
 
 // indexBackends indexes the Backends by name; of two with one name, the last counts.
@@ -73,8 +83,28 @@ func (t *translator) keepBackendIndex() {
 		return
 	}
 	t.backendIndex = nil
+	if len(idx.prev) != len(idx.slots) {
+		idx.prev = make([]backendID, len(idx.slots))
+	}
 	for i := range idx.slots {
+		if b := idx.slots[i].b; b != nil {
+			idx.prev[i] = backendID{uid: b.UID, generation: b.Generation}
+		}
 		idx.slots[i] = backendSlot{name: idx.slots[i].name}
 	}
+	idx.epoch = t.epoch
 	t.cache.putBackendIndex(idx)
+}
+
+// keptIdentities are the Backends' identities by place in the last translation, when
+// this translation kept that one's index (the same names in the same places) and base
+// is what that translation left: comparing a Backend with the one in its place then
+// needs no lookup of its name. Nil otherwise. A delta compares ten thousand Backends
+// with the base's: by name that was 4 ms of a change (profile, 2026-12-02).
+func (t *translator) keptIdentities(base *deltaBase) []backendID {
+	x := t.backendIndex
+	if x == nil || x.epoch == 0 || x.epoch != base.epoch || len(x.prev) != len(x.slots) {
+		return nil
+	}
+	return x.prev
 }

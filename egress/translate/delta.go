@@ -55,6 +55,8 @@ import (
 // deltaBase is what the last translation read and returned, for the next to start
 // from. It is owned by one translation at a time (Cache.takeBase).
 type deltaBase struct {
+	// epoch is the translation that recorded or last advanced the base.
+	epoch    uint64
 	inputs   [numDeltaKinds][]deltaID
 	backends map[types.NamespacedName]backendBaseEntry
 	addrs    egress.Addresses
@@ -285,7 +287,7 @@ func (t *translator) recordBase(res *egress.Resources) {
 	}
 	own := Result{Statuses: Statuses{Backends: maps.Clone(t.result.Statuses.Backends)},
 		BackendGateways: maps.Clone(t.result.BackendGateways), Warnings: slices.Clone(t.result.Warnings)}
-	t.cache.putBase(&deltaBase{inputs: inputs, backends: backends, addrs: t.addrs, opts: t.opts, result: t.baseResult(own), others: t.validUntil})
+	t.cache.putBase(&deltaBase{epoch: t.epoch, inputs: inputs, backends: backends, addrs: t.addrs, opts: t.opts, result: t.baseResult(own), others: t.validUntil})
 }
 
 // startDelta returns the delta this translation is, or nil when it must run in full.
@@ -369,13 +371,18 @@ func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (ma
 	if len(t.backends) != len(res.Backends) {
 		return nil, false
 	}
+	ids := t.keptIdentities(base)
 	changed, kept := map[types.NamespacedName]bool{}, 0
 	for i := range res.Backends {
 		b := &res.Backends[i]
-		n := types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
 		if b.UID == "" || b.Generation == 0 {
 			return nil, false
 		}
+		if ids != nil && ids[i].uid == b.UID && ids[i].generation == b.Generation {
+			kept++ // the base holds this identity under this name
+			continue
+		}
+		n := types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
 		was, ok := base.backends[n]
 		if ok {
 			kept++
@@ -667,6 +674,7 @@ func (t *translator) finishDelta() {
 	t.result.ValidUntil = until
 	d.base.result = t.baseResult(d.base.result)
 	d.base.opts.Now = t.opts.Now
+	d.base.epoch = t.epoch
 	t.cache.putBase(d.base)
 }
 
