@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,8 +49,6 @@ type apiVersions struct {
 	// out one map until an answer changes (Options).
 	addrs     egress.Addresses
 	addrsJSON string
-	// routes is what the HTTPRoutes last handed out were: their UIDs and versions.
-	routes string
 }
 
 func newAPIVersions() *apiVersions {
@@ -75,20 +71,6 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	versionAll(t, v, "Service", res.Services)
 	versionAll(t, v, "EndpointSlice", res.EndpointSlices)
 	versionAll(t, v, "Namespace", res.Namespaces)
-	v.routeList(res)
-}
-
-// routeList hands out a new HTTPRoute list whenever a route changed, came or went, and
-// the same list otherwise, as the manager's gatherer does: tests edit the list in place,
-// and translation keeps answers by the list's identity (route_naming.go).
-func (v *apiVersions) routeList(res *egress.Resources) {
-	var b strings.Builder
-	for i := range res.HTTPRoutes {
-		b.WriteString(string(res.HTTPRoutes[i].UID) + "@" + res.HTTPRoutes[i].ResourceVersion + "\n")
-	}
-	if b.String() != v.routes {
-		res.HTTPRoutes, v.routes = slices.Clone(res.HTTPRoutes), b.String()
-	}
 }
 
 // versionSpecs versions every object of a kind with a spec: a generation by its spec,

@@ -9,19 +9,24 @@ import (
 // Which HTTPRoutes name a Gateway is a walk over every route's parentRefs: at 10,000
 // routes some 4 ms of each translation of a change (a quarter of a Backend delta's,
 // profile of BenchmarkManagerOneBackendChanged, 2026-12-02). The answer is a function
-// of the list of routes (its order is the translation's, sorted from it) and of the
-// Gateway's namespace and name, and the manager hands the very same list again while no
-// HTTPRoute event came (controllers/gather_reuse.go). So the answer is kept per Gateway
-// with the list it came from and given again while a translation reads that list.
-// Inputs are never modified once translated (see Translate), and the entry holds the
-// list, so no other list can start at its address while the entry is kept. Routes
-// without an identity (objects built by a test, files) make the walk answer false, and
-// such an answer is not kept.
+// of the routes in translation order, each pinned by its identity (UID and generation:
+// parentRefs are spec), and of the Gateway's namespace and name. So it is kept per
+// Gateway with the identity of every route it was computed from, and given again while
+// the routes, place by place, have those identities: a comparison of two values per
+// route instead of a walk through its parentRefs. When the very list of the last
+// answer comes again (the manager's gatherer hands it out again while no HTTPRoute
+// event came), the kept lists are given as they are; a new list with the same
+// identities gets the kept answer's places pointed at it. Routes without an identity
+// are walked every time.
 
-// namingEntry is routesNaming's answer for one Gateway and the list it came from.
+// namingEntry is routesNaming's answer for one Gateway and what it came from.
 type namingEntry struct {
-	used   uint64
+	used uint64
+	// list is the input list the routes point into; ids every route's identity, in
+	// translation order; at the places of the routes naming the Gateway among them.
 	list   []gwapiv1.HTTPRoute
+	ids    []routeSeen
+	at     []int32
 	seen   []routeSeen
 	routes []*gwapiv1.HTTPRoute
 }
@@ -33,30 +38,65 @@ func (e *namingEntry) lastUse() *uint64 { return &e.used }
 // may be shared with other translations: read-only.
 func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
 	key := gw.Namespace + "/" + gw.Name
-	if e, ok := take(t.cache, t.cache.namings, key, t.epoch); ok && sameList(e.list, t.routeList) {
+	if e, ok := take(t.cache, t.cache.namings, key, t.epoch); ok && holdsIdentities(e.ids, t.routes) {
+		if !sameList(e.list, t.routeList) {
+			e = e.pointedAt(t.routes, t.routeList, t.epoch)
+			put(t.cache, t.cache.namings, key, e)
+		}
 		return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 	}
-	seen, routes, ok := t.walkRoutesNaming(gw)
-	if ok {
-		put(t.cache, t.cache.namings, key, &namingEntry{used: t.epoch, list: t.routeList, seen: seen, routes: routes})
+	e, keep, ok := t.walkRoutesNaming(gw)
+	if !ok {
+		return nil, nil, false
 	}
-	return seen, routes, ok
+	if keep {
+		put(t.cache, t.cache.namings, key, e)
+	}
+	return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 }
 
-// walkRoutesNaming is routesNaming, walking every route.
-func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
-	var seen []routeSeen
-	var routes []*gwapiv1.HTTPRoute
-	for _, r := range t.routes {
+// walkRoutesNaming walks every route. It is not ok when a route naming gw has no
+// identity, and the answer is not to be kept when any other route has none: such a
+// route may change unseen.
+func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway) (e *namingEntry, keep, ok bool) {
+	e = &namingEntry{used: t.epoch, list: t.routeList, ids: make([]routeSeen, len(t.routes))}
+	keep = true
+	for i, r := range t.routes {
+		e.ids[i] = routeSeen{uid: r.UID, generation: r.Generation}
+		identified := r.UID != "" && r.Generation != 0
 		if !namesGateway(r, gw) {
+			keep = keep && identified
 			continue
 		}
-		if r.UID == "" || r.Generation == 0 {
-			return nil, nil, false
+		if !identified {
+			return nil, false, false
 		}
-		seen, routes = append(seen, routeSeen{uid: r.UID, generation: r.Generation}), append(routes, r)
+		e.at = append(e.at, int32(i))
+		e.seen, e.routes = append(e.seen, e.ids[i]), append(e.routes, r)
 	}
-	return seen, routes, true
+	return e, keep, true
+}
+
+// holdsIdentities tells whether routes have ids' identities, place by place.
+func holdsIdentities(ids []routeSeen, routes []*gwapiv1.HTTPRoute) bool {
+	if len(ids) != len(routes) {
+		return false
+	}
+	for i, r := range routes {
+		if ids[i].uid != r.UID || ids[i].generation != r.Generation {
+			return false
+		}
+	}
+	return true
+}
+
+// pointedAt is the entry's answer for routes of the same identities in another list.
+func (e *namingEntry) pointedAt(routes []*gwapiv1.HTTPRoute, list []gwapiv1.HTTPRoute, epoch uint64) *namingEntry {
+	out := &namingEntry{used: epoch, list: list, ids: e.ids, at: e.at, seen: e.seen, routes: make([]*gwapiv1.HTTPRoute, len(e.at))}
+	for j, i := range e.at {
+		out.routes[j] = routes[i]
+	}
+	return out
 }
 
 // sameList tells whether a and b are one list: the same array, as long.
