@@ -87,6 +87,7 @@ func (t *translator) keepBackendIndex() {
 		idx.prev = make([]backendID, len(idx.slots))
 	}
 	for i := range idx.slots {
+		idx.prev[i] = backendID{} // a place without a Backend matches none (no UID)
 		if b := idx.slots[i].b; b != nil {
 			idx.prev[i] = backendID{uid: b.UID, generation: b.Generation}
 		}
