@@ -13,12 +13,20 @@ import (
 )
 
 // Cache makes Build incremental. It remembers, per Gateway, every resource of the last
-// successful build together with a private copy of the IR it was built from; the next
-// build of that Gateway returns the very same message for each IR value that is equal
-// to its copy and whose references (secrets, target clusters) still resolve the same
+// successful build together with the IR it was built from; the next build of that
+// Gateway returns the very same message for each IR value that is equal to the one
+// remembered and whose references (secrets, target clusters) still resolve the same
 // way, and builds the rest. Reuse returns what building again would (the builders are
 // pure functions of exactly what is compared), and keeping the message's identity lets
 // the xDS server skip validating, encoding and hashing it again.
+//
+// The IR is remembered, not copied: do not modify IR after building it with a Cache;
+// give a changed value new memory, as the translator does (its Results are read-only
+// and share memory with later ones). The messages share memory with the IR too (a
+// virtual host's domains). Copying every value the build read, to compare the next
+// build against, cost a deep copy of each changed cluster and virtual host and kept a
+// second copy of the route tables' IR in the manager's heap; sharing lets a value the
+// translator handed out again compare equal in one step (ir_equal.go).
 //
 // A build updates its Gateway's memo in place, writing only the entries it built
 // afresh: with ten thousand clusters and one changed, copying every entry into a new
@@ -35,7 +43,7 @@ type Cache struct {
 }
 
 // gatewayMemo is one Gateway's last build. Entries are replaced, never modified, and
-// every one pairs a message with the IR it was built from; after a successful build it
+// every one pairs a message with (a shallow copy of) the IR it was built from; after a successful build it
 // holds exactly that build's resources. lastBuild is guarded by Cache.mu.
 type gatewayMemo struct {
 	opts      Options
@@ -47,8 +55,8 @@ type gatewayMemo struct {
 	secrets   map[string]memoEntry[*tlsv3.Secret]
 }
 
-// memoEntry is one resource and the private IR copy it was built from: a listener, a
-// cluster (for both the cluster and its endpoints) or a secret.
+// memoEntry is one resource and the IR it was built from: a listener, a cluster (for
+// both the cluster and its endpoints) or a secret.
 type memoEntry[M any] struct {
 	listener *ir.Listener
 	cluster  *ir.Cluster

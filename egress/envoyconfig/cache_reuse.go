@@ -1,8 +1,6 @@
 package envoyconfig
 
 import (
-	"slices"
-
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -12,11 +10,12 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// The cached* builders return the message of the last build when its IR copy equals the
-// IR now and its references resolve as before (isFresh false), leaving the memo's entry
-// as it is; otherwise they build from a private copy of the IR and remember it (isFresh
-// true). A reference that no longer
-// resolves is never reused: the build runs and reports the error it always would.
+// The cached* builders return the message of the last build when the IR it was built
+// from equals the IR now and its references resolve as before (isFresh false), leaving
+// the memo's entry as it is; otherwise they build and remember the IR they built from
+// (isFresh true). A reference that no longer resolves is never reused: the build runs
+// and reports the error it always would. What is remembered is a shallow copy: the
+// struct, whose slices and pointers are the IR's own (Cache says why that is safe).
 
 func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
 	if e, ok := b.prev.findListener(l.Name); ok && equalListenerHead(e.listener, l) && b.listenerRefsResolve(l) {
@@ -24,7 +23,7 @@ func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, er
 	}
 	src := l
 	if b.next != nil {
-		src = cloneListenerHead(l) // over xDS the listener does not carry its routes
+		src = headOf(l) // over xDS the listener does not carry its routes
 	}
 	out, err := b.listener(src)
 	if err == nil && b.next != nil {
@@ -66,7 +65,7 @@ func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error)
 	}
 	src := c
 	if b.next != nil {
-		src = cloneCluster(c)
+		src = shallow(c)
 	}
 	out, err := b.cluster(src)
 	if err == nil && b.next != nil {
@@ -78,12 +77,12 @@ func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error)
 // cachedEndpoints compares only what the load assignment is built from: the cluster's
 // name and endpoints.
 func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
-	if e, ok := b.prev.findEndpoints(c.Name); ok && e.cluster.Name == c.Name && slices.Equal(e.cluster.Endpoints, c.Endpoints) {
+	if e, ok := b.prev.findEndpoints(c.Name); ok && e.cluster.Name == c.Name && equalSlice(e.cluster.Endpoints, c.Endpoints) {
 		return e.out, false, nil
 	}
 	src := c
 	if b.next != nil {
-		src = &ir.Cluster{Name: c.Name, Endpoints: slices.Clone(c.Endpoints)}
+		src = &ir.Cluster{Name: c.Name, Endpoints: c.Endpoints}
 	}
 	out, err := loadAssignment(src)
 	if err == nil && b.next != nil {
@@ -98,7 +97,7 @@ func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
 	}
 	src := s
 	if b.next != nil {
-		src = cloneSecret(s)
+		src = shallow(s)
 	}
 	out, err := secret(src)
 	if err == nil && b.next != nil {
@@ -219,4 +218,26 @@ func (m *gatewayMemo) findSecret(name string) (memoEntry[*tlsv3.Secret], bool) {
 	}
 	e, ok := m.secrets[name]
 	return e, ok
+}
+
+// shallow copies a struct: what the memo keeps of an IR value is the value's fields, not
+// a pointer into the caller's slice, which would hold that whole slice.
+func shallow[T any](v *T) *T {
+	out := *v
+	return &out
+}
+
+// headOf is what a listener resource is built from: the listener without its virtual
+// hosts and, of each tenant, the namespace and stream routes (equalListenerHead).
+func headOf(l *ir.Listener) *ir.Listener {
+	h := *l
+	h.VirtualHosts = nil
+	h.Tenants = nil
+	if l.Tenants != nil {
+		h.Tenants = make([]ir.Tenant, len(l.Tenants))
+		for i, t := range l.Tenants {
+			h.Tenants[i] = ir.Tenant{Namespace: t.Namespace, Streams: t.Streams}
+		}
+	}
+	return &h
 }

@@ -13,6 +13,11 @@ import (
 // written out by hand because reflect.DeepEqual costs ten times more, which matters at
 // tens of thousands of clusters; TestEqualityCoversEveryField proves that every field of
 // every IR type is compared, so a field added to the IR cannot be forgotten here.
+//
+// The IR is not modified once built from (Cache), so a pointer or a slice of the same
+// length over the same memory is equal without a look at what it holds: what the
+// translator kept and hands out again (an unchanged Backend's TLS, a route side's
+// virtual hosts) compares in one step.
 
 // equalClusterSettings compares what the cluster resource is built from over xDS:
 // everything but the endpoints, which go to the load assignment. A DNS answer that
@@ -29,13 +34,13 @@ func equalClusterSettings(a, b *ir.Cluster) bool {
 
 func equalUpstreamTLS(a, b *ir.UpstreamTLS) bool {
 	return a.SNI == b.SNI && a.CASecret == b.CASecret && a.SystemCA == b.SystemCA &&
-		a.InsecureSkipVerify == b.InsecureSkipVerify && slices.Equal(a.SubjectAltNames, b.SubjectAltNames) &&
+		a.InsecureSkipVerify == b.InsecureSkipVerify && equalSlice(a.SubjectAltNames, b.SubjectAltNames) &&
 		a.ClientCertificateSecret == b.ClientCertificateSecret && a.MinVersion == b.MinVersion &&
-		a.MaxVersion == b.MaxVersion && slices.Equal(a.CipherSuites, b.CipherSuites) && slices.Equal(a.ALPN, b.ALPN)
+		a.MaxVersion == b.MaxVersion && equalSlice(a.CipherSuites, b.CipherSuites) && equalSlice(a.ALPN, b.ALPN)
 }
 
 func equalHeaderMutation(a, b *ir.HeaderMutation) bool {
-	return slices.Equal(a.Set, b.Set) && slices.Equal(a.Add, b.Add) && slices.Equal(a.Remove, b.Remove)
+	return equalSlice(a.Set, b.Set) && equalSlice(a.Add, b.Add) && equalSlice(a.Remove, b.Remove)
 }
 
 func equalSecret(a, b *ir.Secret) bool {
@@ -53,36 +58,36 @@ func equalSecret(a, b *ir.Secret) bool {
 func equalListenerHead(a, b *ir.Listener) bool {
 	return a.Name == b.Name && a.Port == b.Port && equalPtr(a.TLS, b.TLS, equalListenerTLS) &&
 		a.Isolated == b.Isolated && a.AccessLog == b.AccessLog && a.ForwardProxy == b.ForwardProxy &&
-		a.Kind == b.Kind && slices.EqualFunc(a.Streams, b.Streams, equalStreamRoute) &&
-		slices.Equal(a.Callers, b.Callers) &&
-		slices.EqualFunc(a.Tenants, b.Tenants, equalTenantHead)
+		a.Kind == b.Kind && equalSliceFunc(a.Streams, b.Streams, equalStreamRoute) &&
+		equalSlice(a.Callers, b.Callers) &&
+		equalSliceFunc(a.Tenants, b.Tenants, equalTenantHead)
 }
 
 func equalTenantHead(a, b ir.Tenant) bool {
-	return a.Namespace == b.Namespace && slices.EqualFunc(a.Streams, b.Streams, equalStreamRoute)
+	return a.Namespace == b.Namespace && equalSliceFunc(a.Streams, b.Streams, equalStreamRoute)
 }
 
 func equalTenant(a, b ir.Tenant) bool {
-	return equalTenantHead(a, b) && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost)
+	return equalTenantHead(a, b) && equalSliceFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost)
 }
 
 func equalStreamRoute(a, b ir.StreamRoute) bool {
-	return a.Name == b.Name && slices.Equal(a.ServerNames, b.ServerNames) &&
-		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight
+	return a.Name == b.Name && equalSlice(a.ServerNames, b.ServerNames) &&
+		equalSliceFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight
 }
 
 func equalListener(a, b *ir.Listener) bool {
-	return equalListenerHead(a, b) && slices.EqualFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost) &&
-		slices.EqualFunc(a.Tenants, b.Tenants, equalTenant)
+	return equalListenerHead(a, b) && equalSliceFunc(a.VirtualHosts, b.VirtualHosts, equalVirtualHost) &&
+		equalSliceFunc(a.Tenants, b.Tenants, equalTenant)
 }
 
 func equalListenerTLS(a, b *ir.ListenerTLS) bool {
-	return slices.Equal(a.CertificateSecrets, b.CertificateSecrets)
+	return equalSlice(a.CertificateSecrets, b.CertificateSecrets)
 }
 
 func equalVirtualHost(a, b ir.VirtualHost) bool {
-	return a.Name == b.Name && slices.Equal(a.Domains, b.Domains) && slices.EqualFunc(a.Routes, b.Routes, equalRoute) &&
-		slices.Equal(a.Tunnels, b.Tunnels)
+	return a.Name == b.Name && equalSlice(a.Domains, b.Domains) && equalSliceFunc(a.Routes, b.Routes, equalRoute) &&
+		equalSlice(a.Tunnels, b.Tunnels)
 }
 
 func equalRoute(a, b ir.Route) bool {
@@ -92,13 +97,13 @@ func equalRoute(a, b ir.Route) bool {
 		equalPtr(a.Rewrite, b.Rewrite, equalURLRewrite) &&
 		equalPtr(a.Redirect, b.Redirect, equalRedirect) &&
 		equalPtr(a.DirectResponse, b.DirectResponse, equalValue) &&
-		slices.EqualFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight &&
+		equalSliceFunc(a.Backends, b.Backends, equalWeightedCluster) && a.InvalidWeight == b.InvalidWeight &&
 		equalPtr(a.Timeouts, b.Timeouts, equalRouteTimeouts) && equalPtr(a.Retry, b.Retry, equalRetry) &&
-		slices.Equal(a.Mirrors, b.Mirrors)
+		equalSlice(a.Mirrors, b.Mirrors)
 }
 
 func equalRetry(a, b *ir.Retry) bool {
-	return slices.Equal(a.Codes, b.Codes) && a.Attempts == b.Attempts && equalPtr(a.Backoff, b.Backoff, equalValue)
+	return equalSlice(a.Codes, b.Codes) && a.Attempts == b.Attempts && equalPtr(a.Backoff, b.Backoff, equalValue)
 }
 
 func equalRouteTimeouts(a, b *ir.RouteTimeouts) bool {
@@ -106,8 +111,8 @@ func equalRouteTimeouts(a, b *ir.RouteTimeouts) bool {
 }
 
 func equalRouteMatch(a, b *ir.RouteMatch) bool {
-	return a.PathType == b.PathType && a.Path == b.Path && slices.Equal(a.Headers, b.Headers) &&
-		slices.Equal(a.QueryParams, b.QueryParams) && a.Method == b.Method
+	return a.PathType == b.PathType && a.Path == b.Path && equalSlice(a.Headers, b.Headers) &&
+		equalSlice(a.QueryParams, b.QueryParams) && a.Method == b.Method
 }
 
 func equalURLRewrite(a, b *ir.URLRewrite) bool {
@@ -131,6 +136,17 @@ func equalPtr[T any](a, b *T, eq func(a, b *T) bool) bool {
 		return a == b
 	}
 	return a == b || eq(a, b)
+}
+
+// equalSlice compares two slices of comparable elements; the same memory is equal.
+func equalSlice[T comparable](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
+}
+
+// equalSliceFunc compares two slices element by element with eq; the same memory is
+// equal.
+func equalSliceFunc[T any](a, b []T, eq func(a, b T) bool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.EqualFunc(a, b, eq))
 }
 
 // equalValue compares the targets of pointers to comparable values.

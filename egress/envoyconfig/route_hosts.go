@@ -19,7 +19,7 @@ import (
 // messages, and only the others are built and validated; the table is then assembled
 // around them. BenchmarkOneRouteChanged measures it.
 
-// hostEntry is one virtual host of a table's last build: a private copy of its IR, its
+// hostEntry is one virtual host of a table's last build: its IR (a shallow copy), its
 // message (the table's tail routes appended) and the clusters it names.
 type hostEntry struct {
 	vh      ir.VirtualHost
@@ -88,10 +88,8 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 		return builtTable{}, err
 	}
 	lr := listenerRoutes{builder: b, scheme: tail.scheme}
-	t, src := builtTable{}, (*ir.Listener)(nil)
-	if b.next != nil { // remembered: the entry and the private copy the next build compares
-		src = cloneListenerHead(l)
-		src.VirtualHosts = make([]ir.VirtualHost, 0, len(l.VirtualHosts))
+	t, remember := builtTable{}, b.next != nil
+	if remember { // the entry the next build compares with
 		t.entry = routesEntry{hosts: make(map[string]hostEntry, len(l.VirtualHosts)), tail: tail}
 	}
 	vhosts := make([]*routev3.VirtualHost, 0, len(l.VirtualHosts)+1)
@@ -105,11 +103,11 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 			}
 			t.fresh = append(t.fresh, e.out)
 		}
+		e.vh = *vh // the IR of this build: the memo holds on to no older one
 		catchAll = catchAll || slices.Contains(vh.Domains, catchAllHost)
-		if src != nil {
+		if remember {
 			t.entry.hosts[vh.Name] = e
 			t.entry.targets = append(t.entry.targets, e.targets...)
-			src.VirtualHosts = append(src.VirtualHosts, e.vh)
 		}
 		vhosts = append(vhosts, e.out)
 	}
@@ -122,30 +120,24 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 		return builtTable{}, fmt.Errorf("route configuration %q: %w", l.Name, err)
 	}
 	t.out = tableMessage(l.Name, vhosts, identity)
-	t.entry.memoEntry = memoEntry[*routev3.RouteConfiguration]{listener: src, out: t.out}
+	if remember {
+		t.entry.memoEntry = memoEntry[*routev3.RouteConfiguration]{listener: shallow(l), out: t.out}
+	}
 	return t, nil
 }
 
 // hostEntry builds one virtual host, the tail routes appended, and, when the build is
-// remembered, its memo entry. The message is then built from the private copy: it
-// shares slices (the domains) with the IR it was built from, which the caller may
-// change after Build.
+// remembered, its memo entry.
 func (b listenerRoutes) hostEntry(vh *ir.VirtualHost, tail []*routev3.Route) (hostEntry, error) {
-	if b.next == nil {
-		msg, err := b.virtualHost(vh)
-		if err != nil {
-			return hostEntry{}, err
-		}
-		msg.Routes = appendReachable(msg.Routes, tail)
-		return hostEntry{out: msg}, nil
-	}
-	c := cloneVirtualHost(vh)
-	msg, err := b.virtualHost(&c)
+	msg, err := b.virtualHost(vh)
 	if err != nil {
 		return hostEntry{}, err
 	}
 	msg.Routes = appendReachable(msg.Routes, tail)
-	return hostEntry{vh: c, out: msg, targets: b.hostTargets(&c)}, nil
+	if b.next == nil {
+		return hostEntry{out: msg}, nil
+	}
+	return hostEntry{vh: *vh, out: msg, targets: b.hostTargets(vh)}, nil
 }
 
 // appendReachable appends to a virtual host's routes the tail routes a request can still

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"net/netip"
@@ -35,7 +36,44 @@ func compareWithCold(t *testing.T, step string, cache *Cache, versions *apiVersi
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: the translation with a warm cache differs from a cold one:\n%s\nwant:\n%s", step, renderResult(t, got), renderResult(t, want))
 	}
+	versions.results.check(t, step)
+	versions.results.keep(t, got)
 	return got
+}
+
+// returnedResults are the results a Cache returned in one sequence of translations, each
+// with what it said when returned. Results share memory with later ones (the build
+// cache keeps their IR and compares the next build's with it), so no translation may
+// change what an earlier one returned.
+type returnedResults []returnedResult
+
+type returnedResult struct {
+	r    Result
+	json []byte
+}
+
+func (rs *returnedResults) keep(t *testing.T, r Result) {
+	t.Helper()
+	*rs = append(*rs, returnedResult{r: r, json: resultJSON(t, r)})
+}
+
+// check fails when an earlier result no longer says what it said when returned.
+func (rs returnedResults) check(t *testing.T, step string) {
+	t.Helper()
+	for i, kept := range rs {
+		if now := resultJSON(t, kept.r); !bytes.Equal(now, kept.json) {
+			t.Fatalf("%s: the result of translation %d changed after it was returned:\n%s\nwas:\n%s", step, i+1, now, kept.json)
+		}
+	}
+}
+
+func resultJSON(t *testing.T, r Result) []byte {
+	t.Helper()
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
 
 // apiVersions versions objects as the API server does: an object keeps its UID, and
@@ -49,6 +87,8 @@ type apiVersions struct {
 	// out one map until an answer changes (Options).
 	addrs     egress.Addresses
 	addrsJSON string
+	// results are the results of the sequence so far (compareWithCold).
+	results returnedResults
 }
 
 func newAPIVersions() *apiVersions {
