@@ -54,9 +54,9 @@ type builder struct {
 	secrets  map[string]*ir.Secret
 	// tables are the route tables of every listener (routeTables), built once.
 	tables []ir.Listener
-	// prev is the Gateway's last build, whose messages may be reused; next collects this
-	// build for the Cache. Both are nil when building without a Cache.
-	prev, next *gatewayMemo
+	// memo is the Gateway's last build, whose messages may be reused, updated in place to
+	// become this build's; nil when building without a Cache.
+	memo *gatewayMemo
 }
 
 // withDefaults fills the options Build defaults.

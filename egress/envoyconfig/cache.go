@@ -48,20 +48,18 @@ type Cache struct {
 type gatewayMemo struct {
 	opts      Options
 	lastBuild uint64
-	listeners map[string]memoEntry[*listenerv3.Listener]
+	listeners map[string]memoEntry[ir.Listener, *listenerv3.Listener]
 	routes    map[string]routesEntry
-	clusters  map[string]memoEntry[*clusterv3.Cluster]
-	endpoints map[string]memoEntry[*endpointv3.ClusterLoadAssignment]
-	secrets   map[string]memoEntry[*tlsv3.Secret]
+	clusters  map[string]memoEntry[ir.Cluster, *clusterv3.Cluster]
+	endpoints map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment]
+	secrets   map[string]memoEntry[ir.Secret, *tlsv3.Secret]
 }
 
-// memoEntry is one resource and the IR it was built from: a listener, a cluster (for
-// both the cluster and its endpoints) or a secret.
-type memoEntry[M any] struct {
-	listener *ir.Listener
-	cluster  *ir.Cluster
-	secret   *ir.Secret
-	out      M
+// memoEntry is one resource and the IR it was built from: what of the IR its kind keeps
+// (unitKind).
+type memoEntry[In, Out any] struct {
+	in  *In
+	out Out
 }
 
 // routesEntry is a route configuration, the listener it was built from, and the
@@ -69,7 +67,7 @@ type memoEntry[M any] struct {
 // virtual hosts are kept one by one too, with the tail they were built for
 // (route_hosts.go).
 type routesEntry struct {
-	memoEntry[*routev3.RouteConfiguration]
+	memoEntry[ir.Listener, *routev3.RouteConfiguration]
 	targets []clusterProtocol
 	hosts   map[string]hostEntry
 	tail    tableTail
@@ -103,7 +101,7 @@ func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
 	if memo == nil {
 		memo = newGatewayMemo(b.opts, &gw)
 	}
-	b.prev, b.next = memo, memo
+	b.memo = memo
 	r, err := b.resources()
 	if err != nil {
 		// The memo now holds this build's messages, validated or not: dropping it keeps
@@ -162,11 +160,11 @@ func (c *Cache) store(gateway string, m *gatewayMemo) {
 func newGatewayMemo(opts Options, gw *ir.Gateway) *gatewayMemo {
 	return &gatewayMemo{
 		opts:      opts,
-		listeners: make(map[string]memoEntry[*listenerv3.Listener], len(gw.Listeners)),
+		listeners: make(map[string]memoEntry[ir.Listener, *listenerv3.Listener], len(gw.Listeners)),
 		routes:    make(map[string]routesEntry, len(gw.Listeners)),
-		clusters:  make(map[string]memoEntry[*clusterv3.Cluster], len(gw.Clusters)),
-		endpoints: make(map[string]memoEntry[*endpointv3.ClusterLoadAssignment], len(gw.Clusters)),
-		secrets:   make(map[string]memoEntry[*tlsv3.Secret], len(gw.Secrets)),
+		clusters:  make(map[string]memoEntry[ir.Cluster, *clusterv3.Cluster], len(gw.Clusters)),
+		endpoints: make(map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment], len(gw.Clusters)),
+		secrets:   make(map[string]memoEntry[ir.Secret, *tlsv3.Secret], len(gw.Secrets)),
 	}
 }
 

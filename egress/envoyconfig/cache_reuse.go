@@ -11,36 +11,71 @@ import (
 )
 
 // The cached* builders return the message of the last build when the IR it was built
-// from equals the IR now and its references resolve as before (isFresh false), leaving
-// the memo's entry as it is; otherwise they build and remember the IR they built from
-// (isFresh true). A reference that no longer resolves is never reused: the build runs
-// and reports the error it always would. What is remembered is a shallow copy: the
-// struct, whose slices and pointers are the IR's own (Cache says why that is safe).
+// from is the same as the IR now and its references resolve as before (isFresh false),
+// leaving the memo's entry as it is; otherwise they build and remember the IR they built
+// from (isFresh true). A reference that no longer resolves is never reused: the build
+// runs and reports the error it always would. Each kind of resource says only what of
+// the IR it keeps and compares (a unitKind); reuse is the same step for all of them.
 
-func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
-	if e, ok := b.prev.findListener(l.Name); ok && equalListenerHead(e.listener, l) && b.listenerRefsResolve(l) {
+// unitKind is how one kind of resource is reused: what of the IR its entry keeps (a
+// shallow copy, whose slices and pointers are the IR's own: Cache says why that is
+// safe), when the IR now is the same as the kept one, and how the resource is built.
+type unitKind[In, Out any] struct {
+	keep  func(*In) *In
+	same  func(kept, now *In) bool
+	build func(*In) (Out, error)
+}
+
+// reuse gives the entry name of units when its IR is the same as in and resolves tells
+// its references resolve as before, and builds otherwise. units is the Gateway's memo
+// of this kind, nil when building without a Cache; a fresh build is stored in it.
+func reuse[In, Out any](units map[string]memoEntry[In, Out], name string, in *In, k unitKind[In, Out], resolves func() bool) (Out, bool, error) {
+	if e, ok := units[name]; ok && k.same(e.in, in) && resolves() {
 		return e.out, false, nil
 	}
-	src := l
-	if b.next != nil {
-		src = headOf(l) // over xDS the listener does not carry its routes
+	src := in
+	if units != nil {
+		src = k.keep(in)
 	}
-	out, err := b.listener(src)
-	if err == nil && b.next != nil {
-		b.next.listeners[l.Name] = memoEntry[*listenerv3.Listener]{listener: src, out: out}
+	out, err := k.build(src)
+	if err == nil && units != nil {
+		units[name] = memoEntry[In, Out]{in: src, out: out}
 	}
 	return out, true, err
+}
+
+func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
+	// over xDS the listener does not carry its routes: the head is what it is built from
+	k := unitKind[ir.Listener, *listenerv3.Listener]{keep: headOf, same: equalListenerHead, build: b.listener}
+	return reuse(b.memo.listenerUnits(), l.Name, l, k, func() bool { return b.listenerRefsResolve(l) })
+}
+
+func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
+	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
+	return reuse(b.memo.clusterUnits(), c.Name, c, k, func() bool { return b.clusterRefsResolve(c) })
+}
+
+// cachedEndpoints compares only what the load assignment is built from: the cluster's
+// name and endpoints.
+func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
+	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: equalEndpoints, build: loadAssignment}
+	return reuse(b.memo.endpointUnits(), c.Name, c, k, always)
+}
+
+func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
+	k := unitKind[ir.Secret, *tlsv3.Secret]{keep: shallow[ir.Secret], same: equalSecret, build: secret}
+	return reuse(b.memo.secretUnits(), s.Name, s, k, always)
 }
 
 // cachedRoutes takes the last build's table when the listener's tables are as they were,
 // and otherwise assembles it from the virtual hosts that are (route_hosts.go). It
 // validates what it built itself, so it never reports a table as fresh.
 func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
-	e, ok := b.prev.findRoutes(l.Name)
-	if ok && equalListener(e.listener, l) && b.targetsResolve(e.targets) {
+	e, ok := b.memo.findRoutes(l.Name)
+	if ok && equalListener(e.in, l) && b.targetsResolve(e.targets) {
 		return e.out, false, nil
 	}
-	if b.next == nil {
+	if b.memo == nil {
 		out, err := b.routeConfiguration(l)
 		return out, true, err
 	}
@@ -55,56 +90,11 @@ func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, boo
 	if err != nil {
 		return nil, false, err
 	}
-	b.next.routes[l.Name] = t.entry
+	b.memo.routes[l.Name] = t.entry
 	return t.out, false, nil
 }
 
-func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
-	if e, ok := b.prev.findCluster(c.Name); ok && equalClusterSettings(e.cluster, c) && b.clusterRefsResolve(c) {
-		return e.out, false, nil
-	}
-	src := c
-	if b.next != nil {
-		src = shallow(c)
-	}
-	out, err := b.cluster(src)
-	if err == nil && b.next != nil {
-		b.next.clusters[c.Name] = memoEntry[*clusterv3.Cluster]{cluster: src, out: out}
-	}
-	return out, true, err
-}
-
-// cachedEndpoints compares only what the load assignment is built from: the cluster's
-// name and endpoints.
-func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
-	if e, ok := b.prev.findEndpoints(c.Name); ok && e.cluster.Name == c.Name && equalSlice(e.cluster.Endpoints, c.Endpoints) {
-		return e.out, false, nil
-	}
-	src := c
-	if b.next != nil {
-		src = &ir.Cluster{Name: c.Name, Endpoints: c.Endpoints}
-	}
-	out, err := loadAssignment(src)
-	if err == nil && b.next != nil {
-		b.next.endpoints[c.Name] = memoEntry[*endpointv3.ClusterLoadAssignment]{cluster: src, out: out}
-	}
-	return out, true, err
-}
-
-func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
-	if e, ok := b.prev.findSecret(s.Name); ok && equalSecret(e.secret, s) {
-		return e.out, false, nil
-	}
-	src := s
-	if b.next != nil {
-		src = shallow(s)
-	}
-	out, err := secret(src)
-	if err == nil && b.next != nil {
-		b.next.secrets[s.Name] = memoEntry[*tlsv3.Secret]{secret: src, out: out}
-	}
-	return out, true, err
-}
+func always() bool { return true }
 
 // listenerRefsResolve tells whether the listener's certificates are still defined as
 // certificates.
@@ -178,14 +168,34 @@ func (b *builder) targetsResolve(targets []clusterProtocol) bool {
 	return true
 }
 
-// Lookups in the last build; a nil memo (no Cache, or options changed) has nothing.
+// The memo's tables of each kind; a nil memo (no Cache) has none.
 
-func (m *gatewayMemo) findListener(name string) (memoEntry[*listenerv3.Listener], bool) {
+func (m *gatewayMemo) listenerUnits() map[string]memoEntry[ir.Listener, *listenerv3.Listener] {
 	if m == nil {
-		return memoEntry[*listenerv3.Listener]{}, false
+		return nil
 	}
-	e, ok := m.listeners[name]
-	return e, ok
+	return m.listeners
+}
+
+func (m *gatewayMemo) clusterUnits() map[string]memoEntry[ir.Cluster, *clusterv3.Cluster] {
+	if m == nil {
+		return nil
+	}
+	return m.clusters
+}
+
+func (m *gatewayMemo) endpointUnits() map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment] {
+	if m == nil {
+		return nil
+	}
+	return m.endpoints
+}
+
+func (m *gatewayMemo) secretUnits() map[string]memoEntry[ir.Secret, *tlsv3.Secret] {
+	if m == nil {
+		return nil
+	}
+	return m.secrets
 }
 
 func (m *gatewayMemo) findRoutes(name string) (routesEntry, bool) {
@@ -193,30 +203,6 @@ func (m *gatewayMemo) findRoutes(name string) (routesEntry, bool) {
 		return routesEntry{}, false
 	}
 	e, ok := m.routes[name]
-	return e, ok
-}
-
-func (m *gatewayMemo) findCluster(name string) (memoEntry[*clusterv3.Cluster], bool) {
-	if m == nil {
-		return memoEntry[*clusterv3.Cluster]{}, false
-	}
-	e, ok := m.clusters[name]
-	return e, ok
-}
-
-func (m *gatewayMemo) findEndpoints(name string) (memoEntry[*endpointv3.ClusterLoadAssignment], bool) {
-	if m == nil {
-		return memoEntry[*endpointv3.ClusterLoadAssignment]{}, false
-	}
-	e, ok := m.endpoints[name]
-	return e, ok
-}
-
-func (m *gatewayMemo) findSecret(name string) (memoEntry[*tlsv3.Secret], bool) {
-	if m == nil {
-		return memoEntry[*tlsv3.Secret]{}, false
-	}
-	e, ok := m.secrets[name]
 	return e, ok
 }
 
@@ -240,4 +226,9 @@ func headOf(l *ir.Listener) *ir.Listener {
 		}
 	}
 	return &h
+}
+
+// endpointsOf is what a load assignment is built from: the cluster's name and endpoints.
+func endpointsOf(c *ir.Cluster) *ir.Cluster {
+	return &ir.Cluster{Name: c.Name, Endpoints: c.Endpoints}
 }

@@ -32,6 +32,11 @@ func equalClusterSettings(a, b *ir.Cluster) bool {
 		equalPtr(a.Credential, b.Credential, equalValue)
 }
 
+// equalEndpoints compares what the load assignment is built from.
+func equalEndpoints(a, b *ir.Cluster) bool {
+	return a.Name == b.Name && equalSlice(a.Endpoints, b.Endpoints)
+}
+
 func equalUpstreamTLS(a, b *ir.UpstreamTLS) bool {
 	return a.SNI == b.SNI && a.CASecret == b.CASecret && a.SystemCA == b.SystemCA &&
 		a.InsecureSkipVerify == b.InsecureSkipVerify && equalSlice(a.SubjectAltNames, b.SubjectAltNames) &&

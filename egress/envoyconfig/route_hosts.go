@@ -88,7 +88,7 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 		return builtTable{}, err
 	}
 	lr := listenerRoutes{builder: b, scheme: tail.scheme}
-	t, remember := builtTable{}, b.next != nil
+	t, remember := builtTable{}, b.memo != nil
 	if remember { // the entry the next build compares with
 		t.entry = routesEntry{hosts: make(map[string]hostEntry, len(l.VirtualHosts)), tail: tail}
 	}
@@ -121,7 +121,7 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 	}
 	t.out = tableMessage(l.Name, vhosts, identity)
 	if remember {
-		t.entry.memoEntry = memoEntry[*routev3.RouteConfiguration]{listener: shallow(l), out: t.out}
+		t.entry.memoEntry = memoEntry[ir.Listener, *routev3.RouteConfiguration]{in: shallow(l), out: t.out}
 	}
 	return t, nil
 }
@@ -134,7 +134,7 @@ func (b listenerRoutes) hostEntry(vh *ir.VirtualHost, tail []*routev3.Route) (ho
 		return hostEntry{}, err
 	}
 	msg.Routes = appendReachable(msg.Routes, tail)
-	if b.next == nil {
+	if b.memo == nil {
 		return hostEntry{out: msg}, nil
 	}
 	return hostEntry{vh: *vh, out: msg, targets: b.hostTargets(vh)}, nil
