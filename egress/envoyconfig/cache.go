@@ -43,8 +43,9 @@ type Cache struct {
 }
 
 // gatewayMemo is one Gateway's last build. Entries are replaced, never modified, and
-// every one pairs a message with (a shallow copy of) the IR it was built from; after a successful build it
-// holds exactly that build's resources. lastBuild is guarded by Cache.mu.
+// every one pairs a message with (a shallow copy of) the IR it was built from; after a
+// successful build it holds exactly that build's resources. lastBuild is guarded by
+// Cache.mu.
 type gatewayMemo struct {
 	opts      Options
 	lastBuild uint64
