@@ -1,12 +1,9 @@
 package translate
 
 import (
-	"slices"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
-	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
 // A Backend with an FQDN or IP destination is a unit (units.go): its translation reads
@@ -17,8 +14,12 @@ import (
 // EndpointSlices and BackendTLSPolicies, which are not read through the unit accessors
 // yet, and are always translated.
 
-// backendUnit is a usable Backend's translation. It holds private copies only and is
-// never modified once stored.
+// backendUnit is a usable Backend's translation, never modified once stored. Its
+// clusters and secrets are those of the translation that built it, not copies: a
+// cluster is built for one Backend and nothing changes it afterwards (what needs another
+// cluster copies it first: withClientCertificate, an XBackend's clusters, which are not
+// units), and a Result is read-only; compareWithCold checks that no translation changes
+// what an earlier one returned. The effective TLS is copied: it goes into the status.
 type backendUnit struct {
 	ports     []portCluster
 	effective *egressv1alpha1.EffectiveTLS
@@ -57,7 +58,7 @@ func (t *translator) buildBackendUnit(s *backendSlot) *translatedBackend {
 	}
 	out := backendUnit{}
 	for _, p := range tb.ports {
-		out.ports = append(out.ports, portCluster{port: p.port, cluster: cloneCluster(p.cluster), secrets: slices.Clone(p.secrets), policy: p.policy})
+		out.ports = append(out.ports, portCluster{port: p.port, cluster: p.cluster, secrets: p.secrets, policy: p.policy})
 	}
 	if tb.effective != nil {
 		out.effective = tb.effective.DeepCopy()
@@ -65,33 +66,4 @@ func (t *translator) buildBackendUnit(s *backendSlot) *translatedBackend {
 	tb.unit = &unitEntry[backendUnit]{used: t.epoch, reads: *reads, out: out}
 	t.cache.storeBackend(s.name, tb.unit)
 	return tb
-}
-
-// cloneCluster is a deep copy of a Backend's cluster, so that the unit shares no memory
-// with the translation that built it (the key material is the inputs' own: Secrets are
-// replaced, never modified).
-func cloneCluster(c *ir.Cluster) *ir.Cluster {
-	out := *c
-	out.Endpoints = slices.Clone(c.Endpoints)
-	if c.TLS != nil {
-		tls := *c.TLS
-		tls.SubjectAltNames = slices.Clone(c.TLS.SubjectAltNames)
-		tls.CipherSuites, tls.ALPN = slices.Clone(c.TLS.CipherSuites), slices.Clone(c.TLS.ALPN)
-		out.TLS = &tls
-	}
-	out.CircuitBreaker = clonePtr(c.CircuitBreaker)
-	out.OutlierDetector = clonePtr(c.OutlierDetector)
-	out.Credential = clonePtr(c.Credential)
-	if m := c.RequestHeaders; m != nil {
-		out.RequestHeaders = &ir.HeaderMutation{Set: slices.Clone(m.Set), Add: slices.Clone(m.Add), Remove: slices.Clone(m.Remove)}
-	}
-	return &out
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }
