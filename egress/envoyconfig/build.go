@@ -55,7 +55,7 @@ type builder struct {
 	// tables are the route tables of every listener (routeTables), built once.
 	tables []ir.Listener
 	// memo is the Gateway's last build, whose messages may be reused, updated in place to
-	// become this build's; nil when building without a Cache.
+	// become this build's; empty, keeping nothing, when building without a Cache.
 	memo *gatewayMemo
 }
 
@@ -77,6 +77,7 @@ func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
 		static:   static,
 		clusters: make(map[string]*ir.Cluster, len(gw.Clusters)),
 		secrets:  make(map[string]*ir.Secret, len(gw.Secrets)),
+		memo:     &gatewayMemo{},
 	}
 	if _, err := netip.ParseAddr(b.opts.ListenAddress); err != nil {
 		return nil, fmt.Errorf("listen address %q is not an IP address", b.opts.ListenAddress)

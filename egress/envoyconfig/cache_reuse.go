@@ -28,7 +28,8 @@ type unitKind[In, Out any] struct {
 
 // reuse gives the entry name of units when its IR is the same as in and resolves tells
 // its references resolve as before, and builds otherwise. units is the Gateway's memo
-// of this kind, nil when building without a Cache; a fresh build is stored in it.
+// of this kind, nil when building without a Cache (gatewayMemo.keeps); a fresh build is
+// stored in it.
 func reuse[In, Out any](units map[string]memoEntry[In, Out], name string, in *In, k unitKind[In, Out], resolves func() bool) (Out, bool, error) {
 	if e, ok := units[name]; ok && k.same(e.in, in) && resolves() {
 		return e.out, false, nil
@@ -47,35 +48,35 @@ func reuse[In, Out any](units map[string]memoEntry[In, Out], name string, in *In
 func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
 	// over xDS the listener does not carry its routes: the head is what it is built from
 	k := unitKind[ir.Listener, *listenerv3.Listener]{keep: headOf, same: equalListenerHead, build: b.listener}
-	return reuse(b.memo.listenerUnits(), l.Name, l, k, func() bool { return b.listenerRefsResolve(l) })
+	return reuse(b.memo.listeners, l.Name, l, k, func() bool { return b.listenerRefsResolve(l) })
 }
 
 func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
 	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
-	return reuse(b.memo.clusterUnits(), c.Name, c, k, func() bool { return b.clusterRefsResolve(c) })
+	return reuse(b.memo.clusters, c.Name, c, k, func() bool { return b.clusterRefsResolve(c) })
 }
 
 // cachedEndpoints compares only what the load assignment is built from: the cluster's
 // name and endpoints.
 func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
 	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: equalEndpoints, build: loadAssignment}
-	return reuse(b.memo.endpointUnits(), c.Name, c, k, always)
+	return reuse(b.memo.endpoints, c.Name, c, k, always)
 }
 
 func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
 	k := unitKind[ir.Secret, *tlsv3.Secret]{keep: shallow[ir.Secret], same: equalSecret, build: secret}
-	return reuse(b.memo.secretUnits(), s.Name, s, k, always)
+	return reuse(b.memo.secrets, s.Name, s, k, always)
 }
 
 // cachedRoutes takes the last build's table when the listener's tables are as they were,
 // and otherwise assembles it from the virtual hosts that are (route_hosts.go). It
 // validates what it built itself, so it never reports a table as fresh.
 func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
-	e, ok := b.memo.findRoutes(l.Name)
+	e, ok := b.memo.routes[l.Name]
 	if ok && equalListener(e.in, l) && b.targetsResolve(e.targets) {
 		return e.out, false, nil
 	}
-	if b.memo == nil {
+	if !b.memo.keeps() {
 		out, err := b.routeConfiguration(l)
 		return out, true, err
 	}
@@ -168,43 +169,9 @@ func (b *builder) targetsResolve(targets []clusterProtocol) bool {
 	return true
 }
 
-// The memo's tables of each kind; a nil memo (no Cache) has none.
-
-func (m *gatewayMemo) listenerUnits() map[string]memoEntry[ir.Listener, *listenerv3.Listener] {
-	if m == nil {
-		return nil
-	}
-	return m.listeners
-}
-
-func (m *gatewayMemo) clusterUnits() map[string]memoEntry[ir.Cluster, *clusterv3.Cluster] {
-	if m == nil {
-		return nil
-	}
-	return m.clusters
-}
-
-func (m *gatewayMemo) endpointUnits() map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment] {
-	if m == nil {
-		return nil
-	}
-	return m.endpoints
-}
-
-func (m *gatewayMemo) secretUnits() map[string]memoEntry[ir.Secret, *tlsv3.Secret] {
-	if m == nil {
-		return nil
-	}
-	return m.secrets
-}
-
-func (m *gatewayMemo) findRoutes(name string) (routesEntry, bool) {
-	if m == nil {
-		return routesEntry{}, false
-	}
-	e, ok := m.routes[name]
-	return e, ok
-}
+// keeps tells whether the build is remembered: a builder without a Cache has an empty
+// memo, whose nil maps find nothing and keep nothing.
+func (m *gatewayMemo) keeps() bool { return m.routes != nil }
 
 // shallow copies a struct: what the memo keeps of an IR value is the value's fields, not
 // a pointer into the caller's slice, which would hold that whole slice.

@@ -88,7 +88,7 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry) (builtT
 		return builtTable{}, err
 	}
 	lr := listenerRoutes{builder: b, scheme: tail.scheme}
-	t, remember := builtTable{}, b.memo != nil
+	t, remember := builtTable{}, b.memo.keeps()
 	if remember { // the entry the next build compares with
 		t.entry = routesEntry{hosts: make(map[string]hostEntry, len(l.VirtualHosts)), tail: tail}
 	}
@@ -134,7 +134,7 @@ func (b listenerRoutes) hostEntry(vh *ir.VirtualHost, tail []*routev3.Route) (ho
 		return hostEntry{}, err
 	}
 	msg.Routes = appendReachable(msg.Routes, tail)
-	if b.memo == nil {
+	if !b.memo.keeps() {
 		return hostEntry{out: msg}, nil
 	}
 	return hostEntry{vh: *vh, out: msg, targets: b.hostTargets(vh)}, nil
