@@ -44,7 +44,8 @@ func TestSameWantAgreesWithDeepEqual(t *testing.T) {
 	parents := func(edit func([]gwapiv1.RouteParentStatus) []gwapiv1.RouteParentStatus) []gwapiv1.RouteParentStatus {
 		return edit(wantParents())
 	}
-	same := wantBackend()
+	same, sameParents := wantBackend(), wantParents()
+	longer := append(wantParents(), wantParents()...)
 	tests := []struct {
 		name string
 		a, b any
@@ -67,6 +68,8 @@ func TestSameWantAgreesWithDeepEqual(t *testing.T) {
 		{"the destination summary differs", wantBackend(), backend(func(s *egressv1alpha1.BackendStatus) { s.Destination = "other" }), false},
 		{"a nil Backend status against one", (*egressv1alpha1.BackendStatus)(nil), wantBackend(), false},
 		{"two equal route parent lists", wantParents(), wantParents(), true},
+		{"the same route parent list", sameParents, sameParents, true},
+		{"the start of a longer parent list, in its memory", longer[:1], longer, false},
 		{"a parent's condition differs", wantParents(), parents(func(p []gwapiv1.RouteParentStatus) []gwapiv1.RouteParentStatus {
 			p[0].Conditions[0].Message = "other"
 			return p

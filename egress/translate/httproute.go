@@ -198,7 +198,8 @@ func (t *translator) buildRules(g *gatewayContext, r *gwapiv1.HTTPRoute, routeNa
 // addParentStatus appends a parent status for the route named key ("namespace/name").
 func (t *translator) addParentStatus(g *gatewayContext, key string, st gwapiv1.RouteParentStatus) {
 	g.record.noteStatus(key, st)
-	t.result.Statuses.HTTPRoutes[key] = append(t.result.Statuses.HTTPRoutes[key], st)
+	m := t.ownRouteStatuses()
+	m[key] = append(m[key], st)
 }
 
 // join attaches a route's entries to a listener under domains, and notes it for the

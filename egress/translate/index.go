@@ -56,6 +56,11 @@ type translator struct {
 	// on first use.
 	callersOf    map[callersKey][]string
 	namingGrants map[string]bool
+	// routeRoom is how many routes the HTTPRoute statuses' map is made for on the first
+	// status; lentRouteStatuses is set while that map is a kept route side's
+	// (route_statuses.go).
+	routeRoom         int
+	lentRouteStatuses bool
 	// tunnels memoises tunnelTargets (nil until a forward proxy asks).
 	tunnels *[]tunnelTarget
 	// delta is set when the translation runs as a delta of the last one (delta.go).
@@ -77,7 +82,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 	}
 	nr := len(res.HTTPRoutes)
 	t := &translator{
-		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(),
+		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(), routeRoom: nr,
 		classes:         map[string]*gwapiv1.GatewayClass{},
 		services:        make(map[types.NamespacedName]*corev1.Service, len(res.Services)),
 		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
@@ -91,7 +96,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 		result: Result{Statuses: Statuses{
 			GatewayClasses:     map[string]*gwapiv1.GatewayClassStatus{},
 			Gateways:           map[string]*gwapiv1.GatewayStatus{},
-			HTTPRoutes:         make(map[string][]gwapiv1.RouteParentStatus, nr),
+			HTTPRoutes:         map[string][]gwapiv1.RouteParentStatus{}, // sized or lent on the first status (route_statuses.go)
 			TLSRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TLSRoutes)),
 			TCPRoutes:          make(map[string][]gwapiv1.RouteParentStatus, len(res.TCPRoutes)),
 			Backends:           map[string]*egressv1alpha1.BackendStatus{}, // sized by finishBackendStatuses; a delta takes the last one's

@@ -55,7 +55,8 @@ type routeSide struct {
 	exists   []existenceSeen
 	tunnels  []string // the clusters of the tunnels the tables opened, in order
 	statuses []parentSeen
-	attached []int32 // per listener, in the Gateway's order
+	byRoute  map[string][]gwapiv1.RouteParentStatus // the statuses by route key (route_statuses.go)
+	attached []int32                                // per listener, in the Gateway's order
 	tables   map[uint32]httpTables
 }
 
@@ -236,9 +237,7 @@ func (t *translator) replayRouteSide(g *gatewayContext, e *routeSide) bool {
 	if !t.reopenTunnels(g, e.tunnels) {
 		return false
 	}
-	for _, s := range e.statuses {
-		t.addParentStatus(g, s.key, s.status)
-	}
+	t.fileKeptStatuses(g, e)
 	for i, n := range e.attached {
 		g.listeners[i].attachedRoutes = n
 	}
@@ -319,6 +318,7 @@ func (t *translator) keepRouteSide(g *gatewayContext) {
 		return // a delta that gave up may have recorded part of a route side
 	}
 	g.record.used = t.epoch
+	g.record.byRoute = routeStatusesOf(g.record.statuses)
 	t.cache.storeRouteSide(g.out.Name, g.record)
 }
 
