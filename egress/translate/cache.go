@@ -45,6 +45,9 @@ type Cache struct {
 	orders map[string]*orderEntry
 	// nameOrders holds the sorted names of object lists (see sorted_order.go).
 	nameOrders map[string]*nameOrderEntry
+	// nameIndexes are the indexes by name of the Secrets, Services and ConfigMaps
+	// (name_index.go).
+	nameIndexes map[string]*nameIndexEntry
 	// routeSides are the Gateways' route sides by "namespace/name" (route_side.go).
 	routeSides map[string]*routeSide
 	// namings are the HTTPRoutes naming each Gateway, by "namespace/name"
@@ -81,7 +84,7 @@ type bundleEntry struct {
 // NewCache returns an empty Cache. Translations share a process-wide one unless
 // Options.Cache names another; a fresh Cache makes a translation start cold.
 func NewCache() *Cache {
-	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, nameOrders: map[string]*nameOrderEntry{}, routeSides: map[string]*routeSide{}, namings: map[string]*namingEntry{}}
+	return &Cache{seed: maphash.MakeSeed(), pairs: map[uint64]*pairEntry{}, bundles: map[uint64]*bundleEntry{}, backends: unitTable[backendUnit]{}, backendStatuses: map[types.NamespacedName]*statusEntry{}, orders: map[string]*orderEntry{}, nameOrders: map[string]*nameOrderEntry{}, nameIndexes: map[string]*nameIndexEntry{}, routeSides: map[string]*routeSide{}, namings: map[string]*namingEntry{}}
 }
 
 // defaultCache serves translations whose Options name no Cache.
@@ -148,6 +151,7 @@ func (c *Cache) sweep() {
 	sweepTable(c.backendStatuses, c.epoch)
 	sweepTable(c.orders, c.epoch)
 	sweepTable(c.nameOrders, c.epoch)
+	sweepTable(c.nameIndexes, c.epoch)
 	sweepTable(c.routeSides, c.epoch)
 	sweepTable(c.namings, c.epoch)
 }
@@ -163,6 +167,7 @@ func (e *unitEntry[V]) lastUse() *uint64   { return &e.used }
 func (e *statusEntry) lastUse() *uint64    { return &e.used }
 func (e *routeSide) lastUse() *uint64      { return &e.used }
 func (e *nameOrderEntry) lastUse() *uint64 { return &e.used }
+func (e *nameIndexEntry) lastUse() *uint64 { return &e.used }
 
 // take returns the entry under k, if any, marked as used by epoch.
 func take[K comparable, E entry](c *Cache, m map[K]E, k K, epoch uint64) (E, bool) {

@@ -84,10 +84,7 @@ func newTranslator(res *egress.Resources, addrs egress.Addresses, opts Options) 
 	t := &translator{
 		opts: opts, addrs: addrs, cache: cache, epoch: cache.begin(), routeRoom: nr,
 		classes:         map[string]*gwapiv1.GatewayClass{},
-		services:        make(map[types.NamespacedName]*corev1.Service, len(res.Services)),
 		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
-		secrets:         make(map[types.NamespacedName]*corev1.Secret, len(res.Secrets)),
-		configMaps:      make(map[types.NamespacedName]*corev1.ConfigMap, len(res.ConfigMaps)),
 		namespaceLabel:  make(map[string]map[string]string, len(res.Namespaces)),
 		serviceCache:    map[serviceKey]*translatedService{},
 		policyAncestors: map[types.NamespacedName]map[types.NamespacedName]bool{},
@@ -122,9 +119,9 @@ func (t *translator) index(res *egress.Resources) {
 	sortObjects(t.policies)
 	t.backends = t.indexBackends(res.Backends)
 	t.xbackends = indexXBackends(res.XBackends)
-	indexByName(res.Services, t.services)
-	indexByName(res.Secrets, t.secrets)
-	indexByName(res.ConfigMaps, t.configMaps)
+	t.services = indexedByName[corev1.Service](t.cache, t.epoch, "Services", res.Services)
+	t.secrets = indexedByName[corev1.Secret](t.cache, t.epoch, "Secrets", res.Secrets)
+	t.configMaps = indexedByName[corev1.ConfigMap](t.cache, t.epoch, "ConfigMaps", res.ConfigMaps)
 	for i := range res.EndpointSlices {
 		s := &res.EndpointSlices[i]
 		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
