@@ -43,7 +43,7 @@ spec:
     fqdn: {hostname: %s}
     ports: [{name: http, port: 9, protocol: HTTP}]
 `, ns, host))
-	time.Sleep(20 * time.Millisecond)
+	awaitQuestion(t, w, host)
 	w.apply(fmt.Sprintf(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -61,7 +61,7 @@ spec:
 		return route.Status.Parents[0].Conditions
 	}, "ResolvedRefs", "True", "ResolvedRefs")
 	if n := settledCount(t, translations) - before; n != 1 {
-		t.Errorf("%v translations for a Backend and its route created 20 ms apart, want 1", n)
+		t.Errorf("%v translations for a Backend and its route created while the Backend's first answer was awaited, want 1", n)
 	}
 }
 
@@ -70,8 +70,27 @@ spec:
 func slowAnswerWorld(t *testing.T, host string) (*world, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
 	w := newWorld(t, func(o *Options) { o.Metrics = reg })
-	w.dns.Script(host, dnstest.Response{Delay: 100 * time.Millisecond, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
+	w.dns.Script(host, dnstest.Response{Delay: slowAnswer, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
 	return w, reg
+}
+
+// slowAnswer is how long slowAnswerWorld's DNS server takes to answer: within
+// firstAnswerWait, so that the reconcile waiting for it translates with the answer, and
+// long enough for an object applied once the question came (awaitQuestion) to reach the
+// manager during the wait, on a loaded machine too.
+const slowAnswer = 150 * time.Millisecond
+
+// awaitQuestion waits until the DNS server has been asked host: the reconcile whose
+// gather began to track it is then waiting for the answer. (A fixed pause after the
+// first apply instead let both creates reach the queue before that reconcile began on a
+// slow machine, and they cost one reconcile, not the two the tests count on.)
+func awaitQuestion(t *testing.T, w *world, host string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); w.dns.Queries(host) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no DNS question for %s within 10 s of applying the Backend", host)
+		}
+	}
 }
 
 // settledCount reads count once it has not moved for half a second.

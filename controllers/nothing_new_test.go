@@ -96,7 +96,7 @@ spec:
 `, name, ns, host)
 	}
 	w.apply(backend("first"))
-	time.Sleep(20 * time.Millisecond)
+	awaitQuestion(t, w, host)
 	w.apply(backend("second"))
 	for _, name := range []string{"first", "second"} {
 		b := &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
