@@ -50,8 +50,8 @@ type builder struct {
 	gw       ir.Gateway
 	opts     Options
 	static   bool
-	clusters map[string]*ir.Cluster
-	secrets  map[string]*ir.Secret
+	clusters byName[ir.Cluster]
+	secrets  byName[ir.Secret]
 	// tables are the route tables of every listener (routeTables), built once.
 	tables []ir.Listener
 	// memo is the Gateway's last build, whose messages may be reused, updated in place to
@@ -70,31 +70,21 @@ func withDefaults(opts Options) Options {
 	return opts
 }
 
-func newBuilder(gw ir.Gateway, opts Options, static bool) (*builder, error) {
-	b := &builder{
-		gw:       gw,
-		opts:     withDefaults(opts),
-		static:   static,
-		clusters: make(map[string]*ir.Cluster, len(gw.Clusters)),
-		secrets:  make(map[string]*ir.Secret, len(gw.Secrets)),
-		memo:     &gatewayMemo{},
+// newBuilder indexes gw for a build that starts from memo (nil: from nothing).
+func newBuilder(gw ir.Gateway, opts Options, static bool, memo *gatewayMemo) (*builder, error) {
+	if memo == nil {
+		memo = &gatewayMemo{}
 	}
+	b := &builder{gw: gw, opts: withDefaults(opts), static: static, memo: memo}
 	if _, err := netip.ParseAddr(b.opts.ListenAddress); err != nil {
 		return nil, fmt.Errorf("listen address %q is not an IP address", b.opts.ListenAddress)
 	}
-	for i := range gw.Clusters {
-		c := &gw.Clusters[i]
-		if _, dup := b.clusters[c.Name]; dup {
-			return nil, fmt.Errorf("cluster %q is defined twice", c.Name)
-		}
-		b.clusters[c.Name] = c
+	var err error
+	if b.clusters, err = indexByName(gw.Clusters, func(c *ir.Cluster) string { return c.Name }, memo.clusterPlaces, "cluster"); err != nil {
+		return nil, err
 	}
-	for i := range gw.Secrets {
-		s := &gw.Secrets[i]
-		if _, dup := b.secrets[s.Name]; dup {
-			return nil, fmt.Errorf("secret %q is defined twice", s.Name)
-		}
-		b.secrets[s.Name] = s
+	if b.secrets, err = indexByName(gw.Secrets, func(s *ir.Secret) string { return s.Name }, memo.secretPlaces, "secret"); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -54,6 +54,9 @@ type gatewayMemo struct {
 	clusters  map[string]memoEntry[ir.Cluster, *clusterv3.Cluster]
 	endpoints map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment]
 	secrets   map[string]memoEntry[ir.Secret, *tlsv3.Secret]
+	// clusterPlaces and secretPlaces are where the build found each cluster and secret
+	// in its IR lists (name_places.go).
+	clusterPlaces, secretPlaces *namePlaces
 }
 
 // memoEntry is one resource and the IR it was built from: what of the IR its kind keeps
@@ -94,15 +97,15 @@ const idleBuilds = 4
 // Build is the package-level Build, reusing the messages of the Gateway's last build.
 func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
 	memo := c.take(gw.Name, opts)
-	b, err := newBuilder(gw, opts, false)
+	b, err := newBuilder(gw, opts, false, memo)
 	if err != nil {
 		c.store(gw.Name, memo)
 		return Resources{}, err
 	}
 	if memo == nil {
 		memo = newGatewayMemo(b.opts, &gw)
+		b.memo = memo
 	}
-	b.memo = memo
 	r, err := b.resources()
 	if err != nil {
 		// The memo now holds this build's messages, validated or not: dropping it keeps
@@ -179,30 +182,31 @@ func (m *gatewayMemo) prune(b *builder) {
 		for _, l := range b.gw.Listeners {
 			names[l.Name] = true
 		}
-		pruneMissing(m.listeners, names)
+		pruneMissing(m.listeners, func(n string) bool { return names[n] })
 	}
 	if tables := b.routeTables(); len(m.routes) != len(tables) {
 		names := make(map[string]bool, len(tables))
 		for _, t := range tables {
 			names[t.Name] = true
 		}
-		pruneMissing(m.routes, names)
+		pruneMissing(m.routes, func(n string) bool { return names[n] })
 	}
-	if len(m.clusters) != len(b.clusters) {
-		pruneMissing(m.clusters, b.clusters)
+	if len(m.clusters) != b.clusters.len() {
+		pruneMissing(m.clusters, b.clusters.has)
 	}
-	if len(m.endpoints) != len(b.clusters) {
-		pruneMissing(m.endpoints, b.clusters)
+	if len(m.endpoints) != b.clusters.len() {
+		pruneMissing(m.endpoints, b.clusters.has)
 	}
-	if len(m.secrets) != len(b.secrets) {
-		pruneMissing(m.secrets, b.secrets)
+	if len(m.secrets) != b.secrets.len() {
+		pruneMissing(m.secrets, b.secrets.has)
 	}
+	m.clusterPlaces, m.secretPlaces = b.clusters.places, b.secrets.places
 }
 
-// pruneMissing deletes the entries of memo whose name is not a key of present.
-func pruneMissing[E, V any](memo map[string]E, present map[string]V) {
+// pruneMissing deletes the entries of memo whose name is not present.
+func pruneMissing[E any](memo map[string]E, present func(name string) bool) {
 	for name := range memo {
-		if _, ok := present[name]; !ok {
+		if !present(name) {
 			delete(memo, name)
 		}
 	}

@@ -129,7 +129,7 @@ func (b *builder) clusterRefsResolve(c *ir.Cluster) bool {
 }
 
 func (b *builder) hasSecret(name string, kind ir.SecretKind) bool {
-	s, ok := b.secrets[name]
+	s, ok := b.secrets.get(name)
 	return ok && s.Kind == kind
 }
 
@@ -151,7 +151,7 @@ func (b *builder) hostTargets(vh *ir.VirtualHost) []clusterProtocol {
 // clusterTarget is a named cluster, whether it exists and its protocol.
 func (b *builder) clusterTarget(name string) clusterProtocol {
 	t := clusterProtocol{name: name}
-	if c, ok := b.clusters[name]; ok {
+	if c, ok := b.clusters.get(name); ok {
 		t.exists, t.protocol = true, c.Protocol
 	}
 	return t
@@ -161,7 +161,7 @@ func (b *builder) clusterTarget(name string) clusterProtocol {
 // not, as it did, with the same protocol.
 func (b *builder) targetsResolve(targets []clusterProtocol) bool {
 	for _, t := range targets {
-		c, ok := b.clusters[t.name]
+		c, ok := b.clusters.get(t.name)
 		if ok != t.exists || ok && c.Protocol != t.protocol {
 			return false
 		}

@@ -49,7 +49,7 @@ func inlineBytes(b []byte) *corev3.DataSource {
 // checkSecret fails unless the IR holds a secret of that name and kind: a reference Envoy
 // could not resolve would leave the listener or cluster warming forever.
 func (b *builder) checkSecret(name string, kind ir.SecretKind) error {
-	s, ok := b.secrets[name]
+	s, ok := b.secrets.get(name)
 	if !ok {
 		return fmt.Errorf("secret %q is not defined", name)
 	}

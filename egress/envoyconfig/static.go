@@ -16,7 +16,7 @@ import (
 // static_resources.secrets, still referenced by name. The admin listener is on
 // 127.0.0.1:adminPort. It is for tests and for running Envoy without a control plane.
 func Static(gw ir.Gateway, opts Options, adminPort uint32) (*bootstrapv3.Bootstrap, error) {
-	b, err := newBuilder(gw, opts, true)
+	b, err := newBuilder(gw, opts, true, nil)
 	if err != nil {
 		return nil, err
 	}

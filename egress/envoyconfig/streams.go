@@ -46,7 +46,7 @@ func (b *builder) streamListener(l *ir.Listener) (*listenerv3.Listener, error) {
 	if err := checkPort(l.Port); err != nil {
 		return nil, fmt.Errorf("listener %q: %w", l.Name, err)
 	}
-	if _, taken := b.clusters[refusedCluster]; taken {
+	if b.clusters.has(refusedCluster) {
 		return nil, fmt.Errorf("listener %q: a cluster is named %q, which stream listeners reserve", l.Name, refusedCluster)
 	}
 	out := &listenerv3.Listener{Name: l.Name, Address: socketAddress(b.opts.ListenAddress, l.Port)}
@@ -358,7 +358,7 @@ func (sb *streamBuilder) checkTargets(r *ir.StreamRoute) error {
 }
 
 func (b *builder) isTCPCluster(name string) bool {
-	c, ok := b.clusters[name]
+	c, ok := b.clusters.get(name)
 	return ok && c.Protocol == ir.ProtocolTCP && c.TLS == nil
 }
 
