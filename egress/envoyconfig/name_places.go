@@ -3,13 +3,14 @@ package envoyconfig
 import "fmt"
 
 // A build finds the Gateway's clusters and secrets by name. Indexing ten thousand
-// clusters and twenty thousand secrets into new maps was a tenth of what a build after
-// one changed Backend allocated, yet the translator's delta hands over lists with the
-// same names in the same places (it replaces a changed Backend's clusters where they
-// were). So the memo keeps each list's names in order with the place of each name, and
-// a build whose list has exactly those names in those places finds its values through
-// them; any other list is indexed anew. The places say nothing of the values, which are
-// always read from the list being built.
+// clusters and twenty thousand secrets into new maps was a tenth of what a change among
+// ten thousand Backends allocated (1.3 of 12.9 MB, translation and publish included),
+// yet the translator's delta hands over lists with the same names in the same places
+// (it replaces a changed Backend's clusters where they were). So the memo keeps each
+// list's names in order with the place of each name, and a build whose list has exactly
+// those names in those places finds its values through them; any other list is indexed
+// anew. The places say nothing of the values, which are always read from the list
+// being built.
 
 // namePlaces is the names of one IR list in its order and the place of each; never
 // modified once made.

@@ -10,7 +10,8 @@ import (
 // route side from the Cache (route_side.go) files the statuses that route side kept; at
 // ten thousand routes, filing them one by one into a new map was a tenth of what a
 // change among ten thousand Backends allocated (a 10,000-entry map and a slice per
-// route) and a quarter of its time taking the route side. So a kept route side holds its
+// route) and half of the CPU time taking the route side took (0.23 of 0.43 s over 60
+// changes in a profile of the manager, 2026-12-02). So a kept route side holds its
 // statuses as a map of its own too, and the first Gateway to file statuses in a
 // translation lends it to the Result: on a Gateway of its own, or the first of several,
 // that is every route's status without a copy. The map and its slices are never
