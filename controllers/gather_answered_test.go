@@ -69,16 +69,21 @@ spec:
 // after 100 ms: within a translation's wait for first answers (200 ms).
 func slowAnswerWorld(t *testing.T, host string) (*world, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	w := newWorld(t, func(o *Options) { o.Metrics = reg })
+	w := newWorld(t, func(o *Options) { o.Metrics, o.FirstAnswerWait = reg, slowAnswerWait })
 	w.dns.Script(host, dnstest.Response{Delay: slowAnswer, Answer: []string{host + ". 300 IN A 127.0.0.1"}})
 	return w, reg
 }
 
-// slowAnswer is how long slowAnswerWorld's DNS server takes to answer: within
-// firstAnswerWait, so that the reconcile waiting for it translates with the answer, and
-// long enough for an object applied once the question came (awaitQuestion) to reach the
-// manager during the wait, on a loaded machine too.
-const slowAnswer = 150 * time.Millisecond
+// slowAnswer is how long slowAnswerWorld's DNS server takes to answer, and
+// slowAnswerWait how long its reconciles wait for a first answer: the answer comes
+// within the wait, so the reconcile waiting for it translates with it, and an object
+// applied once the question came (awaitQuestion) reaches the manager during the wait,
+// on a loaded machine too. (With the 200 ms the manager waits, a 150 ms answer was
+// still too soon in a full local CI run: the second apply's event came after it.)
+const (
+	slowAnswer     = 1500 * time.Millisecond
+	slowAnswerWait = 3 * time.Second
+)
 
 // awaitQuestion waits until the DNS server has been asked host: the reconcile whose
 // gather began to track it is then waiting for the answer. (A fixed pause after the

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,10 @@ type Options struct {
 	// OwnAddresses are this machine's addresses beyond loopback
 	// (translate.Options.OwnAddresses); on a host only.
 	OwnAddresses []netip.Addr
+	// FirstAnswerWait bounds how long a translation waits for the first DNS answers of
+	// names it has just begun to track; zero means firstAnswerWait. Tests that apply an
+	// object during the wait lengthen it, so that a loaded machine cannot outlast it.
+	FirstAnswerWait time.Duration
 }
 
 // Reconciler is the one controller of Portcullis. Every watched change enqueues the same
@@ -291,7 +296,7 @@ func (r *Reconciler) gatherAnswered(ctx context.Context, events uint64) (*egress
 		if !r.warm || len(added) == 0 {
 			return res, events, nil
 		}
-		r.opts.DNS.AwaitFirstAnswers(ctx, added, firstAnswerWait)
+		r.opts.DNS.AwaitFirstAnswers(ctx, added, cmp.Or(r.opts.FirstAnswerWait, firstAnswerWait))
 		latest := r.inputEvents.Load()
 		if latest == events || again == regatherLimit {
 			return res, events, nil
