@@ -208,8 +208,15 @@ func TestGatherPatchesTheNamedObjects(t *testing.T) {
 	if err := api.Client.Create(ctx, created); err != nil {
 		t.Fatal(err)
 	}
+	// The cache must show all three changes before the gather is compared with it:
+	// a cache still behind them lists what the first gather handed out, and the
+	// comparison would pass before anything was patched.
 	last := gatherUntil(t, g, func(res *egress.Resources) bool {
-		return sameBackends(res.Backends, listedBackends(t, c, ns))
+		listed := listedBackends(t, c, ns)
+		_, deletedSeen := listed["api-1"]
+		_, createdSeen := listed["api-new"]
+		allSeen := !deletedSeen && createdSeen && listed["api-0"] == backends[0].ResourceVersion
+		return allSeen && sameBackends(res.Backends, listed)
 	})
 	if g.kept[listBackends].index == nil {
 		t.Error("the Backends were listed in full; want the last list patched with the three named")
