@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
 	"github.com/portcullis-io/portcullis/egress"
@@ -200,5 +201,24 @@ func TestUnverifiedListsWhatMayNeedAWrite(t *testing.T) {
 	w.verified.sweep()
 	if w.verified.knows(gatheredKey{typ, types.NamespacedName{Namespace: "apps", Name: "same"}}, "7", want("ok")) != storedSaysWant {
 		t.Fatal("the entry unverified looked at was swept")
+	}
+}
+
+// TestUnverifiedFindsAClusterScopedObjectByItsBareName: a cluster-scoped object's want
+// is keyed by its bare name, while the index and the verified entries name it as
+// types.NamespacedName prints it ("/name"); a verified one must still be found, or every
+// status write would merge it again.
+func TestUnverifiedFindsAClusterScopedObjectByItsBareName(t *testing.T) {
+	class := func(name string) gwapiv1.GatewayClass {
+		return gwapiv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "7"}}
+	}
+	w := &statusWriter{}
+	w.gathered.update(&egress.Resources{GatewayClasses: []gwapiv1.GatewayClass{class("verified"), class("never-verified")}})
+	typ := reflect.TypeFor[*gwapiv1.GatewayClass]()
+	w.verified.store(gatheredKey{typ, types.NamespacedName{Name: "verified"}}, "7", "accepted")
+	wants := map[string]string{"verified": "accepted", "never-verified": "accepted"}
+	same := func(stored any, want string) bool { return stored == want }
+	if got := unverified(w, typ, wants, same); !slices.Equal(got, []string{"never-verified"}) {
+		t.Fatalf("unverified = %v, want [never-verified]", got)
 	}
 }
