@@ -15,9 +15,10 @@ import (
 )
 
 // TestGatheredIndexKeepsOnlyTheListsItIndexed: the index finds the objects of the lists
-// it was last given; a kind whose list is the very slice it indexed keeps its map, and
-// any other list of the kind (a new slice, or the same array with another length) is
-// indexed again.
+// it was last given; a kind whose list is the very slice it indexed keeps its map, a
+// list with the same names in the same places is found through the same map but in the
+// new list, and any other list of the kind (the same array with another length, names
+// in other places) is indexed again.
 func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 	backend := func(name, rv string) egressv1alpha1.Backend {
 		return egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, ResourceVersion: rv}}
@@ -52,12 +53,23 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 		t.Fatal("the route list was the same slice, yet it was indexed again")
 	}
 
-	idx.update(&egress.Resources{Backends: second[:1], HTTPRoutes: slices.Clone(routes)})
+	copied := slices.Clone(routes)
+	idx.update(&egress.Resources{Backends: second[:1], HTTPRoutes: copied})
 	if got := find(&idx, "b"); got != "absent" {
 		t.Fatalf("the list without Backend b (same array, shorter) still finds it at version %s", got)
 	}
-	if idx.kinds[routeType] == routeIndex {
-		t.Fatal("a copy of the route list was taken for the list indexed before")
+	if o, ok := idx.find(gatheredKey{routeType, types.NamespacedName{Namespace: "apps", Name: "r"}}); !ok || o != &copied[0] {
+		t.Fatal("a copy of the route list, same names in the same places, still finds the route of the list indexed before")
+	}
+
+	idx.update(&egress.Resources{Backends: second})
+	swapped := []egressv1alpha1.Backend{backend("b", "3"), backend("a", "3")}
+	idx.update(&egress.Resources{Backends: swapped})
+	if got := find(&idx, "a"); got != "3" {
+		t.Fatalf("after a list with the names in other places, Backend a is at version %s; want 3", got)
+	}
+	if o, _ := idx.find(gatheredKey{backendType, types.NamespacedName{Namespace: "apps", Name: "b"}}); o != &swapped[0] {
+		t.Fatal("Backend b is not found in its new place")
 	}
 
 	idx.update(&egress.Resources{})

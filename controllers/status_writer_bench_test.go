@@ -74,9 +74,10 @@ func benchmarkStatusWriterNothingToWrite(b *testing.B, relist bool) {
 }
 
 // BenchmarkStatusWriterNothingToWriteRelisted is BenchmarkStatusWriterNothingToWrite
-// with the Backends and routes listed again before each write, as after a create (a new
-// object of each kind): every object is a new copy of the same version, so the gathered
-// index is built again and each status is verified by name and resourceVersion.
+// with the Backends and routes listed again before each write, as after an edit the
+// gatherer patched in its place: every object is a new copy of the same version in the
+// same place, so the gathered index points its names at the new lists (indexKind) and
+// each status is verified by name and resourceVersion.
 func BenchmarkStatusWriterNothingToWriteRelisted(b *testing.B) {
 	benchmarkStatusWriterNothingToWrite(b, true)
 }
