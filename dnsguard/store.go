@@ -240,9 +240,10 @@ func (s *Store) Names() []string {
 
 // Addresses returns every tracked name's resolution, keyed by normalized name. The map
 // is shared: callers must not modify it. It is the same map from call to call until a
-// name is tracked or untracked, an answer is applied or expired, or the clock reaches a
-// deadline at which a view would change (a stale set's grace, a resolved set's TTL plus
-// the grace): translating on every change used to copy ten thousand resolutions each
+// name is tracked or untracked, an answer that changes what translation reads is
+// applied or expired (patchedViewLocked: a refresh that only moves Expires is not one),
+// or the clock reaches a deadline at which a view would change (a stale set's grace, a
+// resolved set's TTL plus the grace): translating on every change used to copy ten thousand resolutions each
 // time, and comparing two answers is a pointer comparison while nothing changed
 // (SameAddresses). A new map is the last one with the names changed since patched in
 // (refreshes alone change ten thousand names' entries every TTL, so at 10,000 names the
@@ -275,20 +276,45 @@ func (s *Store) viewAllLocked(now time.Time) (egress.Addresses, time.Time) {
 	return out, until
 }
 
-// patchedViewLocked is a copy of the last view with the dirty names viewed again; the
-// others' views hold until the last view's deadline, which now has not reached.
+// patchedViewLocked is the last view with the dirty names viewed again; the others'
+// views hold until the last view's deadline, which now has not reached. A dirty name
+// whose view says the same to translation as the last view's (egress.SameForTranslation:
+// a refresh that only moved Expires) keeps the last view's entry, and when every dirty
+// name does, the last view is the view: at 10,000 names with short TTLs a refresh came
+// between nearly any two reconciles, and each copied the whole map (1.5 MB) for
+// translation to compare it name by name and find nothing new. Expires in a view is
+// therefore as of the answer that last changed the name's view (Resolution gives the
+// entry's own); the view's deadline still counts the entry's new deadlines.
 func (s *Store) patchedViewLocked(now time.Time) (egress.Addresses, time.Time) {
-	out, until := maps.Clone(s.snap), s.snapUntil
+	var out egress.Addresses // the last view's copy, made at the first entry that differs
+	until := s.snapUntil
 	for n := range s.dirty {
-		e, ok := s.entries[n]
-		if !ok {
+		e, tracked := s.entries[n]
+		last, had := s.snap[n]
+		switch {
+		case !tracked && had:
+			out = copyOnce(out, s.snap)
 			delete(out, n)
-			continue
+		case tracked:
+			until = s.holdsUntil(e, now, until)
+			if v := s.viewLocked(e, now); !had || !egress.SameForTranslation(last, v) {
+				out = copyOnce(out, s.snap)
+				out[n] = v
+			}
 		}
-		out[n] = s.viewLocked(e, now)
-		until = s.holdsUntil(e, now, until)
+	}
+	if out == nil {
+		return s.snap, until
 	}
 	return out, until
+}
+
+// copyOnce is out, or a copy of from when out is nil.
+func copyOnce(out, from egress.Addresses) egress.Addresses {
+	if out == nil {
+		return maps.Clone(from)
+	}
+	return out
 }
 
 // holdsUntil is until, or e's view deadline if that comes first.

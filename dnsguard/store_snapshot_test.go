@@ -53,8 +53,9 @@ func TestAddressesIsOneMapUntilSomethingChanges(t *testing.T) {
 // TestPatchedAddressesAreAFreshView runs 3,000 seeded steps on a Store without its
 // workers (names tracked and untracked, answers, failures, refusals, the clock moving,
 // expiries) and after each compares Addresses, which patches its last map with the
-// names changed since, with a view of every entry made from nothing; each map handed
-// out must also stay as it was handed out.
+// names changed since, with a view of every entry made from nothing: they must say the
+// same to translation (Expires aside, which a patch leaves as the last view had it when
+// nothing else changed); each map handed out must also stay as it was handed out.
 func TestPatchedAddressesAreAFreshView(t *testing.T) {
 	cfg := testConfig(dnstest.NewServer(t).Addr())
 	clk := testingclock.NewFakeClock(epoch)
@@ -94,8 +95,8 @@ func TestPatchedAddressesAreAFreshView(t *testing.T) {
 		s.mu.Lock()
 		want, _ := s.viewAllLocked(clk.Now())
 		s.mu.Unlock()
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("step %d: Addresses differs from a fresh view:\n got %v\nwant %v", step, got, want)
+		if !maps.EqualFunc(got, want, egress.SameForTranslation) {
+			t.Fatalf("step %d: Addresses says otherwise to translation than a fresh view:\n got %v\nwant %v", step, got, want)
 		}
 		if before != nil && !SameAddresses(before, got) {
 			patched++
@@ -109,6 +110,57 @@ func TestPatchedAddressesAreAFreshView(t *testing.T) {
 	}
 	if patched < 100 {
 		t.Fatalf("only %d new maps: the steps exercised little", patched)
+	}
+}
+
+// TestARefreshThatOnlyMovesExpiryKeepsTheMap: an answer that says what the last one
+// said, with a new TTL, hands out the same map (translation reads nothing it moved);
+// Resolution tells the entry's new expiry, and the map changes once an answer moves
+// an address, and when the refreshed set's own TTL and grace are over (later or sooner
+// than the first's), not the first's.
+func TestARefreshThatOnlyMovesExpiryKeepsTheMap(t *testing.T) {
+	cfg := testConfig(dnstest.NewServer(t).Addr())
+	clk := testingclock.NewFakeClock(epoch)
+	s := NewStore(newTestResolver(t, cfg), cfg, StoreOptions{Clock: clk, Workers: 1})
+	const name = "api.example.com"
+	answer := func(ttl time.Duration, ips ...string) {
+		r := Result{State: egress.ResolutionResolved, TTL: ttl}
+		for _, ip := range ips {
+			r.Vetted = append(r.Vetted, netip.MustParseAddr(ip))
+		}
+		applyTo(s, name, r)
+	}
+	s.Track(name)
+	answer(time.Minute, "93.184.216.34")
+	first := s.Addresses()
+	clk.Step(50 * time.Second)
+	answer(2*time.Minute, "93.184.216.34")
+	if got := s.Addresses(); !SameAddresses(first, got) {
+		t.Fatal("a refresh with the same address made a new map")
+	}
+	if r, _ := s.Resolution(name); !r.Vetted[0].Expires.Equal(clk.Now().Add(2 * time.Minute)) {
+		t.Fatalf("Resolution's expiry is %v; want the refresh's, %v", r.Vetted[0].Expires, clk.Now().Add(2*time.Minute))
+	}
+	clk.Step(time.Minute + s.grace) // past the first answer's TTL and grace, not the refresh's
+	if got := s.Addresses(); got[name].State != egress.ResolutionResolved {
+		t.Fatalf("after the first answer's TTL and grace the view says %s; the refresh's still holds", got[name].State)
+	}
+	clk.Step(time.Minute)
+	if got := s.Addresses(); got[name].State != egress.ResolutionFailed {
+		t.Fatalf("after the refresh's TTL and grace the view says %s; want Failed", got[name].State)
+	}
+	answer(time.Hour, "93.184.216.35")
+	moved := s.Addresses()
+	if moved[name].State != egress.ResolutionResolved || moved[name].Vetted[0].IP != netip.MustParseAddr("93.184.216.35") {
+		t.Fatalf("a new address is not in the view: %+v", moved[name])
+	}
+	answer(time.Second, "93.184.216.35") // a shorter TTL: the view's deadline comes sooner
+	if got := s.Addresses(); !SameAddresses(moved, got) {
+		t.Fatal("a refresh with a shorter TTL and the same address made a new map")
+	}
+	clk.Step(time.Second + s.grace)
+	if got := s.Addresses(); got[name].State != egress.ResolutionFailed {
+		t.Fatalf("after the shorter TTL and the grace the view says %s; want Failed", got[name].State)
 	}
 }
 
