@@ -243,8 +243,9 @@ func (s *Store) Names() []string {
 // name is tracked or untracked, an answer that changes what translation reads is
 // applied or expired (patchedViewLocked: a refresh that only moves Expires is not one),
 // or the clock reaches a deadline at which a view would change (a stale set's grace, a
-// resolved set's TTL plus the grace): translating on every change used to copy ten thousand resolutions each
-// time, and comparing two answers is a pointer comparison while nothing changed
+// resolved set's TTL plus the grace): translating on every change used to copy ten
+// thousand resolutions each time, and comparing two answers is a pointer comparison
+// while nothing changed
 // (SameAddresses). A new map is the last one with the names changed since patched in
 // (refreshes alone change ten thousand names' entries every TTL, so at 10,000 names the
 // map was made anew on nearly every call: 2 x 10,000 allocations); only a deadline
