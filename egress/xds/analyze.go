@@ -60,10 +60,8 @@ type analysis struct {
 	// resources are the versions of each type's resources (resource_versions.go), set by
 	// Publish and Resend.
 	resources map[string]*typeResources
-	// items are the published snapshot's resources by name, per type URL
+	// plain are the published snapshot's resources by name, per type URL
 	// (snapshot_items.go), set by Publish; nil: build them from nothing.
-	items map[string]map[string]types.ResourceWithTTL
-	// plain is items without their TTLs (servedSnapshot).
 	plain map[string]map[string]types.Resource
 	// refs count the references to each name (consistency_counts.go), set once the
 	// analysis is the Gateway's memo; pendingRefs are the changes its check counted.
@@ -74,6 +72,8 @@ type analysis struct {
 // analyze orders the resources canonically and learns the facts of those prev does not
 // know, spreading the work over the CPUs. It refuses nil resources, resources without
 // a name, and two resources of one type with one name (the snapshot would keep one).
+// The slices of byType become the analysis's own: the caller must not use them again
+// (Publish has them made by ByType for this call only).
 func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, error) {
 	type slot struct{ typ, item int }
 	a := &analysis{}
@@ -81,11 +81,15 @@ func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, err
 	var unknown []types.Resource
 	var hints []*facts
 	for _, typeURL := range slices.Sorted(maps.Keys(byType)) {
+		last := prev.ofType(typeURL)
+		if last.holdsExactly(byType[typeURL]) {
+			a.types = append(a.types, *last)
+			continue
+		}
 		st, err := sortByName(typeURL, byType[typeURL])
 		if err != nil {
 			return nil, err
 		}
-		last := prev.ofType(typeURL)
 		st.reuseFacts(last)
 		for i, f := range st.facts {
 			if f == nil {
@@ -146,13 +150,33 @@ func (st *sorted) reuseFacts(prev *sorted) {
 	}
 }
 
+// holdsExactly says whether st is rs: the very same messages in the same order. The
+// builders hand a type over in name order and keep every unchanged message, so a type
+// with nothing changed is its last analysis again, shared as it is (an analysis is never
+// modified once made). A Backend's change usually leaves most types as they were, and
+// each was sorted again with its names, items and facts made anew: with 10,000
+// mutual-TLS clusters, their 20,000 secrets and 10,000 load assignments, 1.3 MB a
+// publish (BenchmarkPublish10000).
+func (st *sorted) holdsExactly(rs []types.Resource) bool {
+	if st == nil || len(st.items) != len(rs) {
+		return false
+	}
+	for i, r := range rs {
+		if r != st.items[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // sortByName orders the resources by name; the builders already hand them over in
 // that order, which is checked first in linear time, and only then are they sorted.
+// rs becomes the sorted's own (analyze).
 func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
 	st := sorted{
 		typeURL: typeURL,
 		names:   make([]string, len(rs)),
-		items:   slices.Clone(rs),
+		items:   rs,
 		facts:   make([]*facts, len(rs)),
 	}
 	for i, r := range rs {

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/go-logr/logr/testr"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -102,6 +105,39 @@ func TestAnalyzeReusesFactsOfTheSameMessages(t *testing.T) {
 			if want := st.items[i] == first.types[ti].items[i]; reused != want {
 				t.Errorf("%s %s: facts reused %v, want %v", kind(st.typeURL), st.names[i], reused, want)
 			}
+		}
+	}
+}
+
+// TestAnalyzeSharesTheTypesThatDidNotChange: a type handed over as the very messages
+// of the last analysis, in the same order, is that analysis's own (the same arrays of
+// names, items and facts, nothing allocated again); a type with one message replaced,
+// or with the same messages in another order, is analyzed anew and still in name order.
+func TestAnalyzeSharesTheTypesThatDidNotChange(t *testing.T) {
+	cert := xdstest.SelfSignedCert(t, "gateway")
+	res := fullResources(t, cert)
+	res.Endpoints = []*endpointv3.ClusterLoadAssignment{res.Endpoints[1], res.Endpoints[0]} // mtls, plain: name order
+	first, err := analyze(res.ByType(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Clusters = []*clusterv3.Cluster{res.Clusters[0], edsCluster(t, "mtls", "client-cert", "upstream-ca")}
+	if slices.IsSortedFunc(res.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Fatal("the secrets must come out of name order for this test")
+	}
+	second, err := analyze(res.ByType(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := map[string]bool{resource.ClusterType: true, resource.SecretType: true}
+	for ti, st := range second.types {
+		was := &first.types[ti]
+		shared := &st.names[0] == &was.names[0] && &st.items[0] == &was.items[0] && &st.facts[0] == &was.facts[0]
+		if shared == changed[st.typeURL] {
+			t.Errorf("%s: shares the last analysis's arrays: %v, want %v", kind(st.typeURL), shared, !changed[st.typeURL])
+		}
+		if !slices.IsSorted(st.names) {
+			t.Errorf("%s: names out of order: %q", kind(st.typeURL), st.names)
 		}
 	}
 }

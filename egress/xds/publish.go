@@ -39,7 +39,7 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	s.mu.Unlock()
 	analysis.versionResources(s.memos[gateway], salts)
 	if s.publishedVersion(gateway) == version {
-		analysis.items, analysis.plain = s.memos[gateway].publishedItems() // the snapshot's, which stay
+		analysis.plain = s.memos[gateway].publishedItems() // the snapshot's, which stay
 		analysis.takeRefs(s.memos[gateway])
 		s.memos[gateway] = analysis
 		return version, false, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"sort"
+	"sync"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -20,25 +21,22 @@ import (
 
 // indexItems sets a's per-type name indexes from prev's (nil: from nothing).
 func (a *analysis) indexItems(prev *analysis) {
-	a.items = make(map[string]map[string]types.ResourceWithTTL, len(a.types))
 	a.plain = make(map[string]map[string]types.Resource, len(a.types))
 	for i := range a.types {
 		st := &a.types[i]
-		base, basePlain := prev.itemsOf(st.typeURL), prev.plainOf(st.typeURL)
-		if base == nil || basePlain == nil {
-			a.items[st.typeURL] = indexSorted(st, func(r types.Resource) types.ResourceWithTTL { return types.ResourceWithTTL{Resource: r} })
-			a.plain[st.typeURL] = indexSorted(st, func(r types.Resource) types.Resource { return r })
+		base := prev.plainOf(st.typeURL)
+		if base == nil {
+			a.plain[st.typeURL] = indexSorted(st)
 			continue
 		}
 		dirty, removed := changedNames(st, prev.ofType(st.typeURL), false)
-		a.items[st.typeURL] = patchIndex(base, st, dirty, removed, func(r types.Resource) types.ResourceWithTTL { return types.ResourceWithTTL{Resource: r} })
-		a.plain[st.typeURL] = patchIndex(basePlain, st, dirty, removed, func(r types.Resource) types.Resource { return r })
+		a.plain[st.typeURL] = patchIndex(base, st, dirty, removed)
 	}
 }
 
 // patchIndex is base with the removed names deleted and the dirty ones set from st; base
 // itself when there are none.
-func patchIndex[V any](base map[string]V, st *sorted, dirty, removed []string, value func(types.Resource) V) map[string]V {
+func patchIndex(base map[string]types.Resource, st *sorted, dirty, removed []string) map[string]types.Resource {
 	if len(dirty) == 0 && len(removed) == 0 {
 		return base
 	}
@@ -47,7 +45,7 @@ func patchIndex[V any](base map[string]V, st *sorted, dirty, removed []string, v
 		delete(out, name)
 	}
 	for _, name := range dirty {
-		out[name] = value(st.served(st.index(name)))
+		out[name] = st.served(st.index(name))
 	}
 	return out
 }
@@ -60,26 +58,19 @@ func (a *analysis) plainOf(typeURL string) map[string]types.Resource {
 	return a.plain[typeURL]
 }
 
-// publishedItems are a's indexes (nil when a is).
-func (a *analysis) publishedItems() (map[string]map[string]types.ResourceWithTTL, map[string]map[string]types.Resource) {
-	if a == nil {
-		return nil, nil
-	}
-	return a.items, a.plain
-}
-
-func (a *analysis) itemsOf(typeURL string) map[string]types.ResourceWithTTL {
+// publishedItems is a's index (nil when a is).
+func (a *analysis) publishedItems() map[string]map[string]types.Resource {
 	if a == nil {
 		return nil
 	}
-	return a.items[typeURL]
+	return a.plain
 }
 
 // indexSorted is st's resources by name.
-func indexSorted[V any](st *sorted, value func(types.Resource) V) map[string]V {
-	items := make(map[string]V, len(st.names))
+func indexSorted(st *sorted) map[string]types.Resource {
+	items := make(map[string]types.Resource, len(st.names))
 	for i, name := range st.names {
-		items[name] = value(st.served(i))
+		items[name] = st.served(i)
 	}
 	return items
 }
@@ -103,11 +94,19 @@ func (st *sorted) index(name string) int {
 // incremental stream sends a request and each time a snapshot is published to it, a
 // copy of every resource's name at 10,000 Backends (and 1.2 MB) each time. Like the
 // other index, go-control-plane only reads it.
+//
+// The index with TTLs (GetResourcesAndTTL) is only read for state-of-the-world streams,
+// which Portcullis's Envoys do not open (their bootstrap asks for incremental xDS): it
+// is made from the plain index when first asked for, once per type, instead of on every
+// publish (at 10,000 Backends, a copy of 600 KB for each changed type).
 type servedSnapshot struct {
 	*cachev3.Snapshot
 	plain map[string]map[string]types.Resource
 	// changes are the last step of each type's version history (delta_cache.go).
 	changes map[string]*versionChange
+
+	ttlMu sync.Mutex
+	ttl   map[string]map[string]types.ResourceWithTTL
 }
 
 // GetResources returns the snapshot's resources of typeURL by name; the map is shared.
@@ -115,18 +114,43 @@ func (s *servedSnapshot) GetResources(typeURL string) map[string]types.Resource 
 	return s.plain[typeURL]
 }
 
-// snapshot is a's resources as a snapshot whose types have the given versions.
+// GetResourcesAndTTL returns the snapshot's resources of typeURL by name, each without
+// a TTL; the map is made on the first call for typeURL and shared after.
+func (s *servedSnapshot) GetResourcesAndTTL(typeURL string) map[string]types.ResourceWithTTL {
+	plain, ok := s.plain[typeURL]
+	if !ok {
+		return nil
+	}
+	s.ttlMu.Lock()
+	defer s.ttlMu.Unlock()
+	if items, ok := s.ttl[typeURL]; ok {
+		return items
+	}
+	items := make(map[string]types.ResourceWithTTL, len(plain))
+	for name, r := range plain {
+		items[name] = types.ResourceWithTTL{Resource: r}
+	}
+	if s.ttl == nil {
+		s.ttl = map[string]map[string]types.ResourceWithTTL{}
+	}
+	s.ttl[typeURL] = items
+	return items
+}
+
+// snapshot is a's resources as a snapshot whose types have the given versions. The
+// embedded Snapshot has each type's version but no Items: servedSnapshot's methods
+// answer every question about the resources themselves.
 func (a *analysis) snapshot(typeVersions map[string]string) (*servedSnapshot, error) {
 	snapshot := &servedSnapshot{Snapshot: &cachev3.Snapshot{}, plain: a.plain, changes: make(map[string]*versionChange, len(a.resources))}
 	for typeURL, r := range a.resources {
 		snapshot.changes[typeURL] = r.change
 	}
-	for typeURL, items := range a.items {
+	for typeURL := range a.plain {
 		idx := cachev3.GetResponseType(typeURL)
 		if idx == types.UnknownType {
 			return nil, errors.New("unknown resource type " + typeURL)
 		}
-		snapshot.Resources[idx] = cachev3.Resources{Version: typeVersions[typeURL], Items: items}
+		snapshot.Resources[idx] = cachev3.Resources{Version: typeVersions[typeURL]}
 	}
 	return snapshot, nil
 }
