@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"cmp"
 	"maps"
 	"reflect"
@@ -572,32 +573,46 @@ func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret
 	if d.routes != nil {
 		return t.routeDeltaClusters(g, prev)
 	}
-	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
+	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c }, nil)
 	if !ok {
 		d.failed = true
 	}
-	secrets, ok := replaceByName(prev.Secrets, g.secrets, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
+	secrets, ok := replaceByName(prev.Secrets, g.secrets, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s }, sameSecret)
 	if !ok {
 		d.failed = true
 	}
 	return clusters, secrets
 }
 
-// replaceByName copies sorted and replaces in the copy the elements named in m; false
-// when a name is not there.
-func replaceByName[T, V any](sorted []T, m map[string]V, name func(T) string, value func(V) T) ([]T, bool) {
-	if len(m) == 0 {
-		return sorted, true
-	}
-	out := slices.Clone(sorted)
+// replaceByName is sorted with the elements named in m replaced, in a copy; sorted
+// itself when same (nil: never) finds every replacement equal to the element in place.
+// A changed Backend's secrets are nearly always those it had: at 10,000 mutual-TLS
+// Backends, copying the 20,000 secrets for nothing was 1.9 MB of each change, and the
+// builder then compared them all again instead of seeing the same list at once.
+// False when a name is not there.
+func replaceByName[T, V any](sorted []T, m map[string]V, name func(T) string, value func(V) T, same func(a, b *T) bool) ([]T, bool) {
+	out, copied := sorted, false
 	for k, v := range m {
 		i := sort.Search(len(out), func(i int) bool { return name(out[i]) >= k })
 		if i == len(out) || name(out[i]) != k {
 			return nil, false
 		}
-		out[i] = value(v)
+		next := value(v)
+		if same != nil && same(&out[i], &next) {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(out), true
+		}
+		out[i] = next
 	}
 	return out, true
+}
+
+// sameSecret says whether two secrets are the same secret with the same data.
+func sameSecret(a, b *ir.Secret) bool {
+	return a.Name == b.Name && a.Kind == b.Kind && bytes.Equal(a.Certificate, b.Certificate) &&
+		bytes.Equal(a.PrivateKey, b.PrivateKey) && bytes.Equal(a.Value, b.Value)
 }
 
 // gateway finds a Gateway of the base's Result by name.

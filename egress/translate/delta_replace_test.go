@@ -1,0 +1,59 @@
+package translate
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
+
+// TestReplaceByNameCopiesOnlyForADifference: a delta's secrets are the base's list
+// itself when every secret it resolved again is the one in place with the same data,
+// and a copy with the new one in place (the base's list untouched) when the data of
+// one changed; a name the base lacks fails the delta.
+func TestReplaceByNameCopiesOnlyForADifference(t *testing.T) {
+	base := []ir.Secret{
+		{Name: "a", Kind: ir.SecretTLSCertificate, Certificate: []byte("chain-a"), PrivateKey: []byte("key-a")},
+		{Name: "b", Kind: ir.SecretCACertificate, Certificate: []byte("bundle-b")},
+		{Name: "c", Kind: ir.SecretCACertificate, Certificate: []byte("bundle-c")},
+	}
+	name := func(s ir.Secret) string { return s.Name }
+	value := func(s ir.Secret) ir.Secret { return s }
+	again := func(s ir.Secret) ir.Secret { // the same data in other memory, as read anew
+		s.Certificate, s.PrivateKey = slices.Clone(s.Certificate), slices.Clone(s.PrivateKey)
+		return s
+	}
+	tests := []struct {
+		name      string
+		resolved  map[string]ir.Secret
+		wantBase  bool
+		wantCert  string // of "b" in the result
+		wantFound bool
+	}{
+		{name: "nothing resolved again", resolved: nil, wantBase: true, wantCert: "bundle-b", wantFound: true},
+		{name: "two resolved again with the same data", resolved: map[string]ir.Secret{"a": again(base[0]), "b": again(base[1])}, wantBase: true, wantCert: "bundle-b", wantFound: true},
+		{name: "one of two with a new bundle", resolved: map[string]ir.Secret{"a": again(base[0]), "b": {Name: "b", Kind: ir.SecretCACertificate, Certificate: []byte("rotated")}}, wantCert: "rotated", wantFound: true},
+		{name: "the same data as another kind", resolved: map[string]ir.Secret{"b": {Name: "b", Kind: ir.SecretGeneric, Certificate: []byte("bundle-b")}}, wantCert: "bundle-b", wantFound: true},
+		{name: "a name the base lacks", resolved: map[string]ir.Secret{"z": {Name: "z"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := replaceByName(base, tt.resolved, name, value, sameSecret)
+			if ok != tt.wantFound {
+				t.Fatalf("found = %v, want %v", ok, tt.wantFound)
+			}
+			if !ok {
+				return
+			}
+			if isBase := &got[0] == &base[0]; isBase != tt.wantBase {
+				t.Errorf("the base's own list: %v, want %v", isBase, tt.wantBase)
+			}
+			if string(got[1].Certificate) != tt.wantCert {
+				t.Errorf("b's certificate = %q, want %q", got[1].Certificate, tt.wantCert)
+			}
+			if string(base[1].Certificate) != "bundle-b" || base[1].Kind != ir.SecretCACertificate {
+				t.Errorf("the base's list was modified: b = %q, %s", base[1].Certificate, base[1].Kind)
+			}
+		})
+	}
+}
