@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -55,5 +56,46 @@ func TestReplaceByNameCopiesOnlyForADifference(t *testing.T) {
 				t.Errorf("the base's list was modified: b = %q, %s", base[1].Certificate, base[1].Kind)
 			}
 		})
+	}
+}
+
+// TestBackendGatewaysCopiesBeforeItsFirstChange: patching the map of each Backend's
+// Gateways leaves the shared map itself when every Backend keeps its Gateways (or, gone,
+// had none), and otherwise works on a copy, so a Result handed out earlier never sees a
+// later delta's change.
+func TestBackendGatewaysCopiesBeforeItsFirstChange(t *testing.T) {
+	shared := map[string][]string{"ns/a": {"gw/one"}, "ns/b": {"gw/one", "gw/two"}}
+	tests := []struct {
+		name     string
+		set      map[string][]string
+		wantSame bool
+		want     map[string][]string
+	}{
+		{name: "every Backend keeps its Gateways", set: map[string][]string{"ns/a": {"gw/one"}, "ns/b": {"gw/one", "gw/two"}}, wantSame: true, want: shared},
+		{name: "a Backend without Gateways stays without", set: map[string][]string{"ns/c": nil}, wantSame: true, want: shared},
+		{name: "a Backend gains a Gateway", set: map[string][]string{"ns/a": {"gw/one", "gw/two"}}, want: map[string][]string{"ns/a": {"gw/one", "gw/two"}, "ns/b": {"gw/one", "gw/two"}}},
+		{name: "a Backend loses its Gateways", set: map[string][]string{"ns/b": nil}, want: map[string][]string{"ns/a": {"gw/one"}}},
+		{name: "a new Backend with a Gateway", set: map[string][]string{"ns/c": {"gw/two"}}, want: map[string][]string{"ns/a": {"gw/one"}, "ns/b": {"gw/one", "gw/two"}, "ns/c": {"gw/two"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := gatewaysOf(shared)
+			for key, gws := range tt.set {
+				g.set(key, gws)
+			}
+			got := g.done()
+			if same := reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(shared).UnsafePointer(); same != tt.wantSame {
+				t.Errorf("the shared map itself: %v, want %v", same, tt.wantSame)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if len(shared) != 2 || len(shared["ns/a"]) != 1 || len(shared["ns/b"]) != 2 {
+				t.Errorf("the shared map was modified: %v", shared)
+			}
+		})
+	}
+	if got := gatewaysOf(map[string][]string{"ns/a": {"gw/one"}}); func() map[string][]string { got.set("ns/a", nil); return got.done() }() != nil {
+		t.Error("a map left without entries is not nil")
 	}
 }
