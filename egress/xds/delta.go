@@ -47,11 +47,11 @@ func heldHash(name, version string) uint64 {
 	return h.Sum64()
 }
 
-// heldSetOf is the set of versions (name → version).
-func heldSetOf(versions map[string]string) heldSet {
+// heldSet is the set of st's versions on the wire.
+func (st *sorted) heldSet() heldSet {
 	var set heldSet
-	for name, v := range versions {
-		set.add(heldHash(name, v))
+	for i, name := range st.names {
+		set.add(heldHash(name, st.facts[i].version))
 	}
 	return set
 }
@@ -61,8 +61,9 @@ func (set *heldSet) add(h uint64)    { set.sum ^= h; set.count++ }
 func (set *heldSet) remove(h uint64) { set.sum ^= h; set.count-- }
 
 // changed is the set of after, given that it is this set of before with only the
-// removed and dirty names (repeats allowed) differing.
-func (set heldSet) changed(before, after map[string]string, removed, dirty []string) heldSet {
+// removed and dirty names (repeats allowed) differing; before and after give a name's
+// version, false for none.
+func (set heldSet) changed(before, after func(name string) (string, bool), removed, dirty []string) heldSet {
 	seen := make(map[string]bool, len(removed)+len(dirty))
 	for _, names := range [][]string{removed, dirty} {
 		for _, name := range names {
@@ -70,10 +71,10 @@ func (set heldSet) changed(before, after map[string]string, removed, dirty []str
 				continue
 			}
 			seen[name] = true
-			if v, ok := before[name]; ok {
+			if v, ok := before(name); ok {
 				set.remove(heldHash(name, v))
 			}
-			if v, ok := after[name]; ok {
+			if v, ok := after(name); ok {
 				set.add(heldHash(name, v))
 			}
 		}
