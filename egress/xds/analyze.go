@@ -73,7 +73,7 @@ type analysis struct {
 // know, spreading the work over the CPUs. It refuses nil resources, resources without
 // a name, and two resources of one type with one name (the snapshot would keep one).
 // The slices of byType become the analysis's own: the caller must not use them again
-// (Publish has them made by ByType for this call only).
+// (Publish has them made for this call only, or handed back from prev: ByTypeAgain).
 func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, error) {
 	type slot struct{ typ, item int }
 	a := &analysis{}
@@ -107,6 +107,15 @@ func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, err
 		a.types[s.typ].facts[s.item] = learnt[k]
 	}
 	return a, nil
+}
+
+// itemsOf is a's resources of typeURL in name order, nil when a is or has none; they
+// are never modified.
+func (a *analysis) itemsOf(typeURL string) []types.Resource {
+	if st := a.ofType(typeURL); st != nil {
+		return st.items
+	}
+	return nil
 }
 
 // ofType returns the resources of typeURL, or nil.
@@ -160,6 +169,9 @@ func (st *sorted) reuseFacts(prev *sorted) {
 func (st *sorted) holdsExactly(rs []types.Resource) bool {
 	if st == nil || len(st.items) != len(rs) {
 		return false
+	}
+	if len(rs) > 0 && &rs[0] == &st.items[0] { // handed back by ByTypeAgain
+		return true
 	}
 	for i, r := range rs {
 		if r != st.items[i] {

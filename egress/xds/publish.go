@@ -28,7 +28,7 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	s.publishMu.Lock()
 	defer s.publishMu.Unlock()
 
-	byType := res.ByType()
+	byType := res.ByTypeAgain(s.memos[gateway].itemsOf)
 	analysis, err := analyze(byType, s.memos[gateway])
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
