@@ -298,7 +298,7 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 	if base == nil || !sameOptions(base.opts, t.opts) || !sameVerdicts(base, t.opts.Now) {
 		return nil
 	}
-	routes, ok := kindIDs(res.HTTPRoutes, deltaHTTPRoutes)
+	routes, ok := routeIDs(res.HTTPRoutes, base.inputs[deltaHTTPRoutes])
 	if !ok || !sameInputs(res, &base.inputs) {
 		return nil
 	}
@@ -322,6 +322,27 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 		touched[n] = true // a Backend and the route to it, applied together
 	}
 	return &delta{base: base, changed: touched, routes: &routeDelta{ids: routes}}
+}
+
+// routeIDs is kindIDs of the HTTPRoutes, or was itself when they are the routes it
+// lists, in its order: a Backend's change leaves them so, and listing 10,000 identities
+// anew was 0.38 MB of each change (BenchmarkOneBackendChanged). The base never
+// modifies a list of identities; it only replaces it.
+func routeIDs(routes []gwapiv1.HTTPRoute, was []deltaID) ([]deltaID, bool) {
+	if len(routes) == len(was) && len(was) > 0 && routesInOrder(routes, was) {
+		return was, true
+	}
+	return kindIDs(routes, deltaHTTPRoutes)
+}
+
+// routesInOrder tells whether routes have the identities was lists, in its order.
+func routesInOrder(routes []gwapiv1.HTTPRoute, was []deltaID) bool {
+	for i := range routes {
+		if idOf(deltaHTTPRoutes, &routes[i]) != was[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // kindIDs lists the identities of one kind's objects; false when one has none.

@@ -5,6 +5,10 @@ import (
 	"slices"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
@@ -97,5 +101,49 @@ func TestBackendGatewaysCopiesBeforeItsFirstChange(t *testing.T) {
 	}
 	if got := gatewaysOf(map[string][]string{"ns/a": {"gw/one"}}); func() map[string][]string { got.set("ns/a", nil); return got.done() }() != nil {
 		t.Error("a map left without entries is not nil")
+	}
+}
+
+// TestRouteIDsAreTheBaseListWhenTheRoutesAreTheSame: the identities of HTTPRoutes that
+// are the base's in the base's order are the base's own list; a route edited (a new
+// generation), a route more or the same routes in another order give a new list, and a
+// route without an identity gives none (no delta).
+func TestRouteIDsAreTheBaseListWhenTheRoutesAreTheSame(t *testing.T) {
+	route := func(uid string, generation int64) gwapiv1.HTTPRoute {
+		return gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "ns", UID: types.UID(uid), Generation: generation}}
+	}
+	was, ok := kindIDs([]gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, deltaHTTPRoutes)
+	if !ok {
+		t.Fatal("versioned routes have identities")
+	}
+	tests := []struct {
+		name    string
+		routes  []gwapiv1.HTTPRoute
+		wantWas bool
+		wantOK  bool
+	}{
+		{name: "the same routes in the same order", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, wantWas: true, wantOK: true},
+		{name: "a route edited", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 2)}, wantOK: true},
+		{name: "the same routes in another order", routes: []gwapiv1.HTTPRoute{route("b", 1), route("a", 1)}, wantOK: true},
+		{name: "a route more", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 1), route("c", 1)}, wantOK: true},
+		{name: "a route without a UID", routes: []gwapiv1.HTTPRoute{route("a", 1), route("", 1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := routeIDs(tt.routes, was)
+			if ok != tt.wantOK {
+				t.Fatalf("ok = %v, want %v", ok, tt.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if isWas := &got[0] == &was[0]; isWas != tt.wantWas {
+				t.Errorf("the base's own list: %v, want %v", isWas, tt.wantWas)
+			}
+			want, _ := kindIDs(tt.routes, deltaHTTPRoutes)
+			if !slices.Equal(got, want) {
+				t.Errorf("identities %v, want %v", got, want)
+			}
+		})
 	}
 }
