@@ -86,7 +86,7 @@ func analyze(byType map[string][]types.Resource, prev *analysis) (*analysis, err
 			a.types = append(a.types, *last)
 			continue
 		}
-		st, err := sortByName(typeURL, byType[typeURL])
+		st, err := sortByName(typeURL, byType[typeURL], last)
 		if err != nil {
 			return nil, err
 		}
@@ -183,14 +183,16 @@ func (st *sorted) holdsExactly(rs []types.Resource) bool {
 
 // sortByName orders the resources by name; the builders already hand them over in
 // that order, which is checked first in linear time, and only then are they sorted.
-// rs becomes the sorted's own (analyze).
-func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
-	st := sorted{
-		typeURL: typeURL,
-		names:   make([]string, len(rs)),
-		items:   rs,
-		facts:   make([]*facts, len(rs)),
+// rs becomes the sorted's own (analyze). When rs has last's names in last's order (a
+// change replaced messages, and added or removed none), last's names are rs's: they
+// are never modified, and were checked when last was made.
+func sortByName(typeURL string, rs []types.Resource, last *sorted) (sorted, error) {
+	st := sorted{typeURL: typeURL, items: rs, facts: make([]*facts, len(rs))}
+	if last.namedAs(rs) {
+		st.names = last.names
+		return st, nil
 	}
+	st.names = make([]string, len(rs))
 	for i, r := range rs {
 		if r == nil || !r.ProtoReflect().IsValid() {
 			return sorted{}, fmt.Errorf("%s #%d is nil", kind(typeURL), i)
@@ -208,6 +210,19 @@ func sortByName(typeURL string, rs []types.Resource) (sorted, error) {
 		}
 	}
 	return st, nil
+}
+
+// namedAs says whether rs are valid resources with st's names in st's order.
+func (st *sorted) namedAs(rs []types.Resource) bool {
+	if st == nil || len(st.names) != len(rs) {
+		return false
+	}
+	for i, r := range rs {
+		if r == nil || !r.ProtoReflect().IsValid() || cachev3.GetResourceName(r) != st.names[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sortByName puts names and items in name order, together.

@@ -116,12 +116,13 @@ func TestAnalyzeReusesFactsOfTheSameMessages(t *testing.T) {
 func TestAnalyzeSharesTheTypesThatDidNotChange(t *testing.T) {
 	cert := xdstest.SelfSignedCert(t, "gateway")
 	res := fullResources(t, cert)
-	res.Endpoints = []*endpointv3.ClusterLoadAssignment{res.Endpoints[1], res.Endpoints[0]} // mtls, plain: name order
+	res.Clusters = []*clusterv3.Cluster{res.Clusters[1], res.Clusters[0]}                   // mtls, plain: name order
+	res.Endpoints = []*endpointv3.ClusterLoadAssignment{res.Endpoints[1], res.Endpoints[0]} // the same
 	first, err := analyze(res.ByType(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Clusters = []*clusterv3.Cluster{res.Clusters[0], edsCluster(t, "mtls", "client-cert", "upstream-ca")}
+	res.Clusters = []*clusterv3.Cluster{edsCluster(t, "mtls", "client-cert", "upstream-ca"), res.Clusters[1]}
 	if slices.IsSortedFunc(res.Secrets, func(a, b *tlsv3.Secret) int { return strings.Compare(a.Name, b.Name) }) {
 		t.Fatal("the secrets must come out of name order for this test")
 	}
@@ -139,5 +140,18 @@ func TestAnalyzeSharesTheTypesThatDidNotChange(t *testing.T) {
 		if !slices.IsSorted(st.names) {
 			t.Errorf("%s: names out of order: %q", kind(st.typeURL), st.names)
 		}
+	}
+	// A message replaced under its name keeps the type's names; a message more does not.
+	clusters, was := second.ofType(resource.ClusterType), first.ofType(resource.ClusterType)
+	if &clusters.names[0] != &was.names[0] || &clusters.items[0] == &was.items[0] {
+		t.Error("the clusters, one replaced under its name, do not share the last names alone")
+	}
+	res.Clusters = append(res.Clusters, edsCluster(t, "zz", "", ""))
+	third, err := analyze(res.ByType(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more := third.ofType(resource.ClusterType); &more.names[0] == &clusters.names[0] || len(more.names) != 3 || more.names[2] != "zz" {
+		t.Errorf("a cluster more: names %q, shared with the last: %v", more.names, &more.names[0] == &clusters.names[0])
 	}
 }

@@ -113,7 +113,7 @@ func TestSortByNameOrdersAndRefusesDuplicates(t *testing.T) {
 		for _, n := range tc.in {
 			rs = append(rs, cluster(n))
 		}
-		st, err := sortByName("type.example/Cluster", rs)
+		st, err := sortByName("type.example/Cluster", rs, nil)
 		if (err != nil) != tc.wantErr {
 			t.Fatalf("%s: error %v; want one: %v", tc.name, err, tc.wantErr)
 		}
