@@ -64,7 +64,7 @@ func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignm
 }
 
 func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
-	k := unitKind[ir.Secret, *tlsv3.Secret]{keep: shallow[ir.Secret], same: equalSecret, build: secret}
+	k := unitKind[ir.Secret, *tlsv3.Secret]{keep: shallow[ir.Secret], same: (*ir.Secret).Equal, build: secret}
 	return reuse(b.memo.secrets, s.Name, s, k, always)
 }
 

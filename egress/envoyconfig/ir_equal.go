@@ -1,7 +1,6 @@
 package envoyconfig
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/portcullis-io/portcullis/egress/ir"
@@ -46,11 +45,6 @@ func equalUpstreamTLS(a, b *ir.UpstreamTLS) bool {
 
 func equalHeaderMutation(a, b *ir.HeaderMutation) bool {
 	return equalSlice(a.Set, b.Set) && equalSlice(a.Add, b.Add) && equalSlice(a.Remove, b.Remove)
-}
-
-func equalSecret(a, b *ir.Secret) bool {
-	return a.Name == b.Name && a.Kind == b.Kind && bytes.Equal(a.Certificate, b.Certificate) &&
-		bytes.Equal(a.PrivateKey, b.PrivateKey) && bytes.Equal(a.Value, b.Value)
 }
 
 // equalListenerHead compares what the listener resource is built from over xDS: not

@@ -83,7 +83,7 @@ type equalityCase struct {
 func equalityCases() []equalityCase {
 	return []equalityCase{
 		{"cluster settings", newOf[ir.Cluster], eq(equalClusterSettings), map[string]bool{".Endpoints": true}},
-		{"secret", newOf[ir.Secret], eq(equalSecret), nil},
+		{"secret", newOf[ir.Secret], eq((*ir.Secret).Equal), nil},
 		{"listener head", newOf[ir.Listener], eq(equalListenerHead), listenerTables},
 		{"listener", newOf[ir.Listener], eq(equalListener), nil},
 	}

@@ -12,6 +12,7 @@
 package ir
 
 import (
+	"bytes"
 	"strings"
 	"time"
 )
@@ -433,6 +434,14 @@ type Secret struct {
 
 // String names the secret without its data, so a secret printed by mistake leaks nothing.
 func (s Secret) String() string { return string(s.Kind) + " " + s.Name }
+
+// Equal tells whether s and o are the same secret with the same data: the builders
+// would serve them alike, and a delta need not replace one by the other.
+// TestEqualityCoversEveryField (envoyconfig) checks that it compares every field.
+func (s *Secret) Equal(o *Secret) bool {
+	return s.Name == o.Name && s.Kind == o.Kind && bytes.Equal(s.Certificate, o.Certificate) &&
+		bytes.Equal(s.PrivateKey, o.PrivateKey) && bytes.Equal(s.Value, o.Value)
+}
 
 // HTTPRouteOf is the "namespace/name" of the HTTPRoute a route came from, read from its
 // Name ("<ns>/<route>/rule/<i>/match/<j>"); any other name is returned as it is.

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"cmp"
 	"maps"
 	"reflect"
@@ -598,7 +597,7 @@ func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret
 	if !ok {
 		d.failed = true
 	}
-	secrets, ok := replaceByName(prev.Secrets, g.secrets, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s }, sameSecret)
+	secrets, ok := replaceByName(prev.Secrets, g.secrets, func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s }, (*ir.Secret).Equal)
 	if !ok {
 		d.failed = true
 	}
@@ -628,12 +627,6 @@ func replaceByName[T, V any](sorted []T, m map[string]V, name func(T) string, va
 		out[i] = next
 	}
 	return out, true
-}
-
-// sameSecret says whether two secrets are the same secret with the same data.
-func sameSecret(a, b *ir.Secret) bool {
-	return a.Name == b.Name && a.Kind == b.Kind && bytes.Equal(a.Certificate, b.Certificate) &&
-		bytes.Equal(a.PrivateKey, b.PrivateKey) && bytes.Equal(a.Value, b.Value)
 }
 
 // gateway finds a Gateway of the base's Result by name.

@@ -43,7 +43,7 @@ func TestReplaceByNameCopiesOnlyForADifference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := replaceByName(base, tt.resolved, name, value, sameSecret)
+			got, ok := replaceByName(base, tt.resolved, name, value, (*ir.Secret).Equal)
 			if ok != tt.wantFound {
 				t.Fatalf("found = %v, want %v", ok, tt.wantFound)
 			}
