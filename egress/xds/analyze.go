@@ -60,9 +60,6 @@ type analysis struct {
 	// resources are the versions of each type's resources (resource_versions.go), set by
 	// Publish and Resend.
 	resources map[string]*typeResources
-	// plain are the published snapshot's resources by name, per type URL
-	// (snapshot_items.go), set by Publish; nil: build them from nothing.
-	plain map[string]map[string]types.Resource
 	// refs count the references to each name (consistency_counts.go), set once the
 	// analysis is the Gateway's memo; pendingRefs are the changes its check counted.
 	refs        refCounts

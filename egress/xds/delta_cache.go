@@ -238,12 +238,7 @@ func changeOf(snap cachev3.ResourceSnapshot, typeURL string) *versionChange {
 // has nothing to say; it brings the stream's view up to date either way.
 func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnapshot, stream int64, req *cachev3.DeltaRequest, sub cachev3.Subscription) *deltaResponse {
 	typeURL := req.GetTypeUrl()
-	in := deltaInput{resources: snap.GetResources(typeURL), versions: snap.GetVersionMap(typeURL), sub: sub}
-	if in.versions == nil && len(in.resources) > 0 {
-		if err := snap.ConstructVersionMap(); err == nil {
-			in.versions = snap.GetVersionMap(typeURL)
-		}
-	}
+	in := deltaInput{items: itemsOf(snap, typeURL), sub: sub}
 	sent := sub.ReturnedResources()
 	in.forgotten = forgottenNames(req, sent)
 	var due []string
@@ -271,9 +266,9 @@ func (c *deltaCache) answerLocked(ctx context.Context, snap cachev3.ResourceSnap
 		return nil
 	}
 	if typeURL == resource.ClusterType {
-		c.noteClustersSentLocked(stream, d.send, in.resources)
+		c.noteClustersSentLocked(stream, d.send, in.items)
 	}
-	return newDeltaResponse(ctx, req, snap.GetVersion(typeURL), d, in.resources)
+	return newDeltaResponse(ctx, req, snap.GetVersion(typeURL), d, in.items)
 }
 
 // placeLocked records the stream's view after d: d's map once the response is sent;
@@ -325,8 +320,7 @@ func sameMap(a, b map[string]string) bool {
 // snapshot, the stream's subscription, and the names Envoy subscribed to again
 // (resubscribe.go), which it is sent whatever it was sent before.
 type deltaInput struct {
-	resources map[string]types.Resource
-	versions  map[string]string
+	items     typeItems
 	sub       cachev3.Subscription
 	forgotten map[string]bool
 }
@@ -353,16 +347,15 @@ func (in deltaInput) sentVersion(sent map[string]string, name string) (string, b
 func (in deltaInput) walk(sent map[string]string) deltaResult {
 	var d deltaResult
 	if in.sub.IsWildcard() {
-		d.next = make(map[string]string, len(in.resources))
-		for name := range in.resources {
-			v := in.versions[name]
+		d.next = make(map[string]string, in.items.size())
+		in.items.each(func(name, v string) {
 			d.next[name] = v
 			if prev, found := in.sentVersion(sent, name); !found || prev != v {
 				d.send = append(d.send, name)
 			}
-		}
+		})
 		for name := range sent {
-			if _, ok := in.resources[name]; !ok {
+			if _, ok := d.next[name]; !ok {
 				d.removed = append(d.removed, name)
 			}
 		}
@@ -370,8 +363,7 @@ func (in deltaInput) walk(sent map[string]string) deltaResult {
 		d.next = make(map[string]string, len(in.sub.SubscribedResources()))
 		for name := range in.sub.SubscribedResources() {
 			prev, found := in.sentVersion(sent, name)
-			if _, ok := in.resources[name]; ok {
-				v := in.versions[name]
+			if _, v, ok := in.items.lookup(name); ok {
 				if prev != v {
 					d.send = append(d.send, name)
 				}
@@ -395,10 +387,9 @@ func (in deltaInput) patch(sent map[string]string, names []string) deltaResult {
 		_, subscribed := in.sub.SubscribedResources()[name]
 		wanted := in.sub.IsWildcard() || subscribed
 		prev, found := in.sentVersion(sent, name)
-		_, present := in.resources[name]
+		_, v, present := in.items.lookup(name)
 		switch {
 		case present && wanted:
-			v := in.versions[name]
 			if (in.sub.IsWildcard() && !found) || prev != v {
 				d.send = append(d.send, name)
 			}
@@ -425,10 +416,10 @@ type deltaResponse struct {
 
 var _ cachev3.DeltaResponse = (*deltaResponse)(nil)
 
-func newDeltaResponse(ctx context.Context, req *cachev3.DeltaRequest, version string, d deltaResult, resources map[string]types.Resource) *deltaResponse {
+func newDeltaResponse(ctx context.Context, req *cachev3.DeltaRequest, version string, d deltaResult, resources typeItems) *deltaResponse {
 	items := make([]types.Resource, len(d.send))
 	for i, name := range d.send {
-		items[i] = resources[name]
+		items[i], _, _ = resources.lookup(name)
 	}
 	typeURL := req.GetTypeUrl()
 	return &deltaResponse{ctx: ctx, req: req, version: version, next: d.next, wire: sync.OnceValues(func() (*discoveryv3.DeltaDiscoveryResponse, error) {

@@ -35,12 +35,13 @@ import (
 
 // noteClustersSentLocked makes due on stream the endpoints of the clusters named send,
 // which a response of resources is about to carry. c.mu must be held.
-func (c *deltaCache) noteClustersSentLocked(stream int64, send []string, resources map[string]types.Resource) {
+func (c *deltaCache) noteClustersSentLocked(stream int64, send []string, resources typeItems) {
 	if stream == 0 {
 		return
 	}
 	for _, name := range send {
-		eds, ok := endpointsOf(resources[name])
+		r, _, _ := resources.lookup(name)
+		eds, ok := endpointsOf(r)
 		if !ok {
 			continue
 		}

@@ -39,18 +39,15 @@ func (s *Server) Publish(gateway string, res envoyconfig.Resources) (version str
 	s.mu.Unlock()
 	analysis.versionResources(s.memos[gateway], salts)
 	if s.publishedVersion(gateway) == version {
-		analysis.plain = s.memos[gateway].publishedItems() // the snapshot's, which stay
 		analysis.takeRefs(s.memos[gateway])
 		s.memos[gateway] = analysis
 		return version, false, nil
 	}
 	typeVersions := s.nextTypeVersions(gateway, version, analysis, s.memos[gateway])
-	analysis.indexItems(s.memos[gateway])
 	snapshot, err := analysis.snapshot(typeVersions)
 	if err != nil {
 		return "", false, fmt.Errorf("xds: publish %s: %w", gateway, err)
 	}
-	snapshot.VersionMap = analysis.versionMap()
 	if !analysis.sameReferences(s.memos[gateway]) {
 		if err := analysis.checkReferences(s.memos[gateway]); err != nil {
 			return "", false, fmt.Errorf("xds: publish %s: inconsistent snapshot, the last one stays: %w", gateway, err)

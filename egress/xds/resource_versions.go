@@ -36,11 +36,11 @@ type typeResources struct {
 	digest   [sha256.Size]byte
 	salt     int
 	fetchers *typeResources
-	// byName maps each resource's name to its salted version, for go-control-plane;
-	// shared with snapshots and later analyses and never modified. Without a salt or
-	// fetchers it is each resource's digest, the version on the wire; that version is
-	// not kept in a map of its own, since the analysis has it (sorted.versionOf): a copy
-	// of such a map was 0.55 MB of each change of a cluster's endpoints at 10,000.
+	// byName maps each resource's name to its version when that is not the resource's
+	// digest (keepsMap: a salt, or fetchers); shared with snapshots and later analyses
+	// and never modified. A type without either has no map: its versions are the
+	// digests the analysis holds (versionAt), and a copy of such a map was 0.55 MB of
+	// each change at 10,000 Backends.
 	byName map[string]string
 	// held is the set digest of the versions on the wire (heldSet): what an Envoy
 	// holding exactly these resources has (delta.go).
@@ -90,8 +90,7 @@ func versioned(st, was *sorted, base *typeResources, clusters *sorted, fetchers 
 	} else {
 		r.held = st.heldSet()
 	}
-	if salt == 0 && fetchers == nil {
-		r.byName = patched(base.byNameMap(), removed, dirty, st.versionOf)
+	if !r.keepsMap() {
 		return r
 	}
 	var fetchedBy map[string][]string
@@ -105,7 +104,8 @@ func versioned(st, was *sorted, base *typeResources, clusters *sorted, fetchers 
 		}
 		v = saltedVersion(v, salt)
 		for _, cluster := range fetchedBy[name] {
-			v += "/" + fetchers.byName[cluster]
+			cv, _ := fetchers.versionNamed(clusters, cluster)
+			v += "/" + cv
 		}
 		return v, true
 	})
@@ -136,6 +136,30 @@ func (r *typeResources) byNameMap() map[string]string {
 		return nil
 	}
 	return r.byName
+}
+
+// keepsMap tells whether r's versions are other than the resources' digests, and kept
+// in byName.
+func (r *typeResources) keepsMap() bool {
+	return r.salt != 0 || r.fetchers != nil
+}
+
+// versionAt is the version of st's resource i, st being the resources r versions.
+func (r *typeResources) versionAt(st *sorted, i int) string {
+	if r != nil && r.keepsMap() {
+		return r.byName[st.names[i]]
+	}
+	return st.facts[i].version
+}
+
+// versionNamed is the version of st's resource name, st being the resources r
+// versions.
+func (r *typeResources) versionNamed(st *sorted, name string) (string, bool) {
+	if r != nil && r.keepsMap() {
+		v, ok := r.byName[name]
+		return v, ok
+	}
+	return st.versionOf(name)
 }
 
 // changedNames walks the name-ordered resources of st and prev side by side: dirty are
@@ -253,11 +277,18 @@ func saltedVersion(version string, salt int) string {
 	return version + "." + strconv.Itoa(salt)
 }
 
-// versionMap is the snapshot's VersionMap: versions by type URL and name.
+// versionMap is a's versions by type URL and name, for a snapshot of go-control-plane's
+// (a resend's).
 func (a *analysis) versionMap() map[string]map[string]string {
 	out := make(map[string]map[string]string, len(a.resources))
 	for typeURL, r := range a.resources {
-		out[typeURL] = r.byName
+		if r.keepsMap() {
+			out[typeURL] = r.byName
+			continue
+		}
+		m := map[string]string{}
+		sortedItems{st: a.ofType(typeURL), r: r}.each(func(name, version string) { m[name] = version })
+		out[typeURL] = m
 	}
 	return out
 }
