@@ -41,7 +41,7 @@ type typeResources struct {
 	// and never modified. A type without either has no map: its versions are the
 	// digests the analysis holds (versionAt), and a copy of such a map was 0.55 MB of
 	// each change at 10,000 Backends.
-	byName map[string]string
+	byName *versionTable
 	// held is the set digest of the versions on the wire (heldSet): what an Envoy
 	// holding exactly these resources has (delta.go).
 	held heldSet
@@ -97,7 +97,7 @@ func versioned(st, was *sorted, base *typeResources, clusters *sorted, fetchers 
 	if fetchers != nil {
 		fetchedBy = fetchersOf(clusters, dirty)
 	}
-	r.byName = patched(base.byNameMap(), removed, dirty, func(name string) (string, bool) {
+	r.byName = base.table().patched(removed, dirty, func(name string) (string, bool) {
 		v, ok := st.versionOf(name)
 		if !ok {
 			return "", false
@@ -112,26 +112,7 @@ func versioned(st, was *sorted, base *typeResources, clusters *sorted, fetchers 
 	return r
 }
 
-// patched is a copy of base without removed and with version(name) for every dirty
-// name that has one (a cluster's endpoints may be missing: the snapshot's consistency
-// check refuses that later).
-func patched(base map[string]string, removed, dirty []string, version func(string) (string, bool)) map[string]string {
-	out := maps.Clone(base)
-	if out == nil {
-		out = make(map[string]string, len(dirty))
-	}
-	for _, name := range removed {
-		delete(out, name)
-	}
-	for _, name := range dirty {
-		if v, ok := version(name); ok {
-			out[name] = v
-		}
-	}
-	return out
-}
-
-func (r *typeResources) byNameMap() map[string]string {
+func (r *typeResources) table() *versionTable {
 	if r == nil {
 		return nil
 	}
@@ -147,7 +128,8 @@ func (r *typeResources) keepsMap() bool {
 // versionAt is the version of st's resource i, st being the resources r versions.
 func (r *typeResources) versionAt(st *sorted, i int) string {
 	if r != nil && r.keepsMap() {
-		return r.byName[st.names[i]]
+		v, _ := r.byName.get(st.names[i])
+		return v
 	}
 	return st.facts[i].version
 }
@@ -156,8 +138,7 @@ func (r *typeResources) versionAt(st *sorted, i int) string {
 // versions.
 func (r *typeResources) versionNamed(st *sorted, name string) (string, bool) {
 	if r != nil && r.keepsMap() {
-		v, ok := r.byName[name]
-		return v, ok
+		return r.byName.get(name)
 	}
 	return st.versionOf(name)
 }
@@ -283,7 +264,7 @@ func (a *analysis) versionMap() map[string]map[string]string {
 	out := make(map[string]map[string]string, len(a.resources))
 	for typeURL, r := range a.resources {
 		if r.keepsMap() {
-			out[typeURL] = r.byName
+			out[typeURL] = r.byName.all()
 			continue
 		}
 		m := map[string]string{}
