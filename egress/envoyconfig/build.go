@@ -57,6 +57,9 @@ type builder struct {
 	// memo is the Gateway's last build, whose messages may be reused, updated in place to
 	// become this build's; empty, keeping nothing, when building without a Cache.
 	memo *gatewayMemo
+	// secretsAsBefore is set once the secrets are built when they are the last build's
+	// (secrets_as_before.go).
+	secretsAsBefore bool
 }
 
 // withDefaults fills the options Build defaults.
@@ -106,6 +109,10 @@ func (b *builder) routeTables() []ir.Listener {
 func (b *builder) resources() (Resources, error) {
 	var r, fresh Resources
 	var err error
+	if r.Secrets, fresh.Secrets, err = buildAll(b.gw.Secrets, b.cachedSecret); err != nil {
+		return Resources{}, err
+	}
+	b.secretsAsBefore = b.sameSecretsAsLastBuild(len(fresh.Secrets))
 	if r.Listeners, fresh.Listeners, err = buildAll(b.gw.Listeners, b.cachedListener); err != nil {
 		return Resources{}, err
 	}
@@ -116,9 +123,6 @@ func (b *builder) resources() (Resources, error) {
 		return Resources{}, err
 	}
 	if r.Endpoints, fresh.Endpoints, err = buildAll(b.gw.Clusters, b.cachedEndpoints); err != nil {
-		return Resources{}, err
-	}
-	if r.Secrets, fresh.Secrets, err = buildAll(b.gw.Secrets, b.cachedSecret); err != nil {
 		return Resources{}, err
 	}
 	r.sort()

@@ -53,7 +53,7 @@ func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, er
 
 func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
 	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
-	return reuse(b.memo.clusters, c.Name, c, k, func() bool { return b.clusterRefsResolve(c) })
+	return reuse(b.memo.clusters, c.Name, c, k, func() bool { return b.secretsAsBefore || b.clusterRefsResolve(c) })
 }
 
 // cachedEndpoints compares only what the load assignment is built from: the cluster's

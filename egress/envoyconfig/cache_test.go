@@ -3,6 +3,7 @@ package envoyconfig
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ func changeSequence() []change {
 		}
 		panic(name)
 	}
+	var removed ir.Secret
 	return []change{
 		{"unchanged", func(*ir.Gateway) {}},
 		{"endpoint moves", func(gw *ir.Gateway) { cluster(gw).Endpoints[0].Address = "192.0.2.2" }},
@@ -64,6 +66,11 @@ func changeSequence() []change {
 			gw.Listeners[0].TLS = &ir.ListenerTLS{CertificateSecrets: []string{"tls/listener"}}
 		}},
 		{"listener port moves", func(gw *ir.Gateway) { gw.Listeners[0].Port = 10444 }},
+		{"CA secret removed, its cluster unchanged (error)", func(gw *ir.Gateway) {
+			removed = *secret(gw, "ca/api")
+			gw.Secrets = slices.DeleteFunc(gw.Secrets, func(s ir.Secret) bool { return s.Name == "ca/api" })
+		}},
+		{"CA secret back", func(gw *ir.Gateway) { gw.Secrets = append(gw.Secrets, removed) }},
 		{"credential secret removed (error)", func(gw *ir.Gateway) { gw.Secrets = gw.Secrets[:1] }},
 	}
 }
