@@ -57,9 +57,10 @@ type builder struct {
 	// memo is the Gateway's last build, whose messages may be reused, updated in place to
 	// become this build's; empty, keeping nothing, when building without a Cache.
 	memo *gatewayMemo
-	// secretsAsBefore is set once the secrets are built when they are the last build's
-	// (secrets_as_before.go).
-	secretsAsBefore bool
+	// secretsInPlace tells that the last build had the same secret names in the same
+	// order; secretsAsBefore is set once the secrets are built when they are the last
+	// build's (secrets_as_before.go).
+	secretsInPlace, secretsAsBefore bool
 }
 
 // withDefaults fills the options Build defaults.
@@ -83,10 +84,10 @@ func newBuilder(gw ir.Gateway, opts Options, static bool, memo *gatewayMemo) (*b
 		return nil, fmt.Errorf("listen address %q is not an IP address", b.opts.ListenAddress)
 	}
 	var err error
-	if b.clusters, err = indexByName(gw.Clusters, func(c *ir.Cluster) string { return c.Name }, memo.clusterPlaces, "cluster"); err != nil {
+	if b.clusters, err = indexByName(gw.Clusters, func(c *ir.Cluster) string { return c.Name }, memo.clusters.placesOf(), "cluster"); err != nil {
 		return nil, err
 	}
-	if b.secrets, err = indexByName(gw.Secrets, func(s *ir.Secret) string { return s.Name }, memo.secretPlaces, "secret"); err != nil {
+	if b.secrets, err = indexByName(gw.Secrets, func(s *ir.Secret) string { return s.Name }, memo.secrets.placesOf(), "secret"); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -171,10 +172,10 @@ func buildEach[In any, Out any](in []In, build func(*In) (Out, error)) ([]Out, e
 
 // buildAll is buildEach for builders that may reuse a message: it also returns the
 // messages that were built afresh.
-func buildAll[In any, Out any](in []In, build func(*In) (Out, bool, error)) (all, fresh []Out, err error) {
+func buildAll[In any, Out any](in []In, build func(int, *In) (Out, bool, error)) (all, fresh []Out, err error) {
 	all = make([]Out, 0, len(in))
 	for i := range in {
-		o, isFresh, err := build(&in[i])
+		o, isFresh, err := build(i, &in[i])
 		if err != nil {
 			return nil, nil, err
 		}

@@ -51,12 +51,11 @@ type gatewayMemo struct {
 	lastBuild uint64
 	listeners map[string]memoEntry[ir.Listener, *listenerv3.Listener]
 	routes    map[string]routesEntry
-	clusters  map[string]memoEntry[ir.Cluster, *clusterv3.Cluster]
-	endpoints map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment]
-	secrets   map[string]memoEntry[ir.Secret, *tlsv3.Secret]
-	// clusterPlaces and secretPlaces are where the build found each cluster and secret
-	// in its IR lists (name_places.go).
-	clusterPlaces, secretPlaces *namePlaces
+	// clusters, endpoints and secrets are in the places of the last build's IR lists
+	// (placed_memo.go); the endpoints in the clusters'.
+	clusters  *placedMemo[ir.Cluster, *clusterv3.Cluster]
+	endpoints *placedMemo[ir.Cluster, *endpointv3.ClusterLoadAssignment]
+	secrets   *placedMemo[ir.Secret, *tlsv3.Secret]
 }
 
 // memoEntry is one resource and the IR it was built from: what of the IR its kind keeps
@@ -106,6 +105,7 @@ func (c *Cache) Build(gw ir.Gateway, opts Options) (Resources, error) {
 		memo = newGatewayMemo(b.opts, &gw)
 		b.memo = memo
 	}
+	b.secretsInPlace = memo.place(b)
 	r, err := b.resources()
 	if err != nil {
 		// The memo now holds this build's messages, validated or not: dropping it keeps
@@ -159,23 +159,34 @@ func (c *Cache) store(gateway string, m *gatewayMemo) {
 	c.gateways[gateway] = m
 }
 
-// newGatewayMemo returns an empty memo sized for the Gateway's IR: with thousands of
-// clusters and secrets, growing the maps entry by entry rehashes them a dozen times.
+// newGatewayMemo returns an empty memo sized for the Gateway's IR.
 func newGatewayMemo(opts Options, gw *ir.Gateway) *gatewayMemo {
 	return &gatewayMemo{
 		opts:      opts,
 		listeners: make(map[string]memoEntry[ir.Listener, *listenerv3.Listener], len(gw.Listeners)),
 		routes:    make(map[string]routesEntry, len(gw.Listeners)),
-		clusters:  make(map[string]memoEntry[ir.Cluster, *clusterv3.Cluster], len(gw.Clusters)),
-		endpoints: make(map[string]memoEntry[ir.Cluster, *endpointv3.ClusterLoadAssignment], len(gw.Clusters)),
-		secrets:   make(map[string]memoEntry[ir.Secret, *tlsv3.Secret], len(gw.Secrets)),
+		clusters:  &placedMemo[ir.Cluster, *clusterv3.Cluster]{},
+		endpoints: &placedMemo[ir.Cluster, *endpointv3.ClusterLoadAssignment]{},
+		secrets:   &placedMemo[ir.Secret, *tlsv3.Secret]{},
 	}
 }
 
-// prune drops the entries of resources the build that just succeeded did not have, so
-// that the memo holds that build and no more. Every resource of a successful build has
-// its entry, so when a map has as many entries as the IR has resources of its kind there
-// is nothing to drop and nothing to look up.
+// place puts the entries of clusters, endpoints and secrets in the places of b's lists
+// and tells whether the secrets were in them already: the last build had the same
+// secret names in the same order.
+func (m *gatewayMemo) place(b *builder) (secretsInPlace bool) {
+	secretsInPlace = m.secrets != nil && m.secrets.places == b.secrets.places
+	m.clusters = m.clusters.placedAs(b.clusters.places)
+	m.endpoints = m.endpoints.placedAs(b.clusters.places)
+	m.secrets = m.secrets.placedAs(b.secrets.places)
+	return secretsInPlace
+}
+
+// prune drops the entries of listeners and route tables the build that just succeeded
+// did not have, so that the memo holds that build and no more (the placed entries hold
+// only the build's own). Every resource of a successful build has its entry, so when a
+// map has as many entries as the IR has resources of its kind there is nothing to drop
+// and nothing to look up.
 func (m *gatewayMemo) prune(b *builder) {
 	if len(m.listeners) != len(b.gw.Listeners) {
 		names := make(map[string]bool, len(b.gw.Listeners))
@@ -191,16 +202,6 @@ func (m *gatewayMemo) prune(b *builder) {
 		}
 		pruneMissing(m.routes, func(n string) bool { return names[n] })
 	}
-	if len(m.clusters) != b.clusters.len() {
-		pruneMissing(m.clusters, b.clusters.has)
-	}
-	if len(m.endpoints) != b.clusters.len() {
-		pruneMissing(m.endpoints, b.clusters.has)
-	}
-	if len(m.secrets) != b.secrets.len() {
-		pruneMissing(m.secrets, b.secrets.has)
-	}
-	m.clusterPlaces, m.secretPlaces = b.clusters.places, b.secrets.places
 }
 
 // pruneMissing deletes the entries of memo whose name is not present.

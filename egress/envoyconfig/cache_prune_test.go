@@ -19,6 +19,14 @@ func TestCacheMemoHoldsTheLastBuild(t *testing.T) {
 	cache := NewCache()
 	gw := validGateway()
 	steps := append(changeSequence(), change{"back to the start, listener renamed", func(gw *ir.Gateway) { *gw = validGateway(); gw.Listeners[0].Name = "https-renamed" }},
+		change{"a second cluster", func(gw *ir.Gateway) {
+			gw.Clusters = append(gw.Clusters, ir.Cluster{Name: "backend/default/web/80", Protocol: ir.ProtocolHTTP1,
+				Endpoints: []ir.Endpoint{{Address: "192.0.2.9", Port: 80}}})
+		}},
+		change{"clusters and secrets in the reverse order, as many as before", func(gw *ir.Gateway) {
+			slices.Reverse(gw.Clusters)
+			slices.Reverse(gw.Secrets)
+		}},
 		change{"secrets and clusters emptied", func(gw *ir.Gateway) {
 			gw.Listeners, gw.Clusters, gw.Secrets = gw.Listeners[:0], gw.Clusters[:0], gw.Secrets[:0]
 		}})
@@ -40,15 +48,44 @@ func TestCacheMemoHoldsTheLastBuild(t *testing.T) {
 		}{
 			{"listeners", slices.Sorted(maps.Keys(m.listeners)), listeners},
 			{"route configurations", slices.Sorted(maps.Keys(m.routes)), listeners},
-			{"clusters", slices.Sorted(maps.Keys(m.clusters)), clusters},
-			{"endpoints", slices.Sorted(maps.Keys(m.endpoints)), clusters},
-			{"secrets", slices.Sorted(maps.Keys(m.secrets)), secrets},
+			{"clusters", placedNames(m.clusters), clusters},
+			{"endpoints", placedNames(m.endpoints), clusters},
+			{"secrets", placedNames(m.secrets), secrets},
 		} {
 			if !slices.Equal(c.got, c.want) {
 				t.Errorf("%s: the memo holds %s %v; want %v", step.name, c.kind, c.got, c.want)
 			}
 		}
 	}
+}
+
+// placedNames is the names a placed memo holds entries for, in order; a name whose
+// entry is missing, or does not name the resource in it, is marked.
+func placedNames[In, Out any](m *placedMemo[In, Out]) []string {
+	var out []string
+	for i, e := range m.entries {
+		switch {
+		case e.in == nil:
+			out = append(out, "(no entry for "+m.places.names[i]+")")
+		case memoName(e.in) != m.places.names[i]:
+			out = append(out, "(the entry of "+memoName(e.in)+" at "+m.places.names[i]+")")
+		default:
+			out = append(out, m.places.names[i])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// memoName is the name of a kept cluster or secret.
+func memoName(in any) string {
+	switch v := in.(type) {
+	case *ir.Cluster:
+		return v.Name
+	case *ir.Secret:
+		return v.Name
+	}
+	return "?"
 }
 
 func irNames[T any](items []T, name func(T) string) []string {

@@ -26,52 +26,61 @@ type unitKind[In, Out any] struct {
 	build func(*In) (Out, error)
 }
 
-// reuse gives the entry name of units when its IR is the same as in and resolves tells
-// its references resolve as before, and builds otherwise. units is the Gateway's memo
-// of this kind, nil when building without a Cache (gatewayMemo.keeps); a fresh build is
-// stored in it.
-func reuse[In, Out any](units map[string]memoEntry[In, Out], name string, in *In, k unitKind[In, Out], resolves func() bool) (Out, bool, error) {
-	if e, ok := units[name]; ok && k.same(e.in, in) && resolves() {
+// reuse gives e's resource when there is one (ok), its IR is the same as in and
+// resolves tells its references resolve as before, and builds otherwise. store keeps a
+// fresh build in the Gateway's memo; nil when building without a Cache
+// (gatewayMemo.keeps).
+func reuse[In, Out any](e memoEntry[In, Out], ok bool, in *In, k unitKind[In, Out], resolves func() bool, store func(memoEntry[In, Out])) (Out, bool, error) {
+	if ok && k.same(e.in, in) && resolves() {
 		return e.out, false, nil
 	}
 	src := in
-	if units != nil {
+	if store != nil {
 		src = k.keep(in)
 	}
 	out, err := k.build(src)
-	if err == nil && units != nil {
-		units[name] = memoEntry[In, Out]{in: src, out: out}
+	if err == nil && store != nil {
+		store(memoEntry[In, Out]{in: src, out: out})
 	}
 	return out, true, err
 }
 
-func (b *builder) cachedListener(l *ir.Listener) (*listenerv3.Listener, bool, error) {
+func (b *builder) cachedListener(_ int, l *ir.Listener) (*listenerv3.Listener, bool, error) {
 	// over xDS the listener does not carry its routes: the head is what it is built from
 	k := unitKind[ir.Listener, *listenerv3.Listener]{keep: headOf, same: equalListenerHead, build: b.listener}
-	return reuse(b.memo.listeners, l.Name, l, k, func() bool { return b.listenerRefsResolve(l) })
+	e, ok := b.memo.listeners[l.Name]
+	var store func(memoEntry[ir.Listener, *listenerv3.Listener])
+	if b.memo.listeners != nil {
+		store = func(e memoEntry[ir.Listener, *listenerv3.Listener]) { b.memo.listeners[l.Name] = e }
+	}
+	return reuse(e, ok, l, k, func() bool { return b.listenerRefsResolve(l) }, store)
 }
 
-func (b *builder) cachedCluster(c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
+// cachedCluster builds the cluster at place i of the IR's clusters.
+func (b *builder) cachedCluster(i int, c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
 	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
-	return reuse(b.memo.clusters, c.Name, c, k, func() bool { return b.secretsAsBefore || b.clusterRefsResolve(c) })
+	e, ok := b.memo.clusters.entry(i)
+	return reuse(e, ok, c, k, func() bool { return b.secretsAsBefore || b.clusterRefsResolve(c) }, b.memo.clusters.keeper(i))
 }
 
 // cachedEndpoints compares only what the load assignment is built from: the cluster's
 // name and endpoints.
-func (b *builder) cachedEndpoints(c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
+func (b *builder) cachedEndpoints(i int, c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
 	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: equalEndpoints, build: loadAssignment}
-	return reuse(b.memo.endpoints, c.Name, c, k, always)
+	e, ok := b.memo.endpoints.entry(i)
+	return reuse(e, ok, c, k, always, b.memo.endpoints.keeper(i))
 }
 
-func (b *builder) cachedSecret(s *ir.Secret) (*tlsv3.Secret, bool, error) {
+func (b *builder) cachedSecret(i int, s *ir.Secret) (*tlsv3.Secret, bool, error) {
 	k := unitKind[ir.Secret, *tlsv3.Secret]{keep: shallow[ir.Secret], same: (*ir.Secret).Equal, build: secret}
-	return reuse(b.memo.secrets, s.Name, s, k, always)
+	e, ok := b.memo.secrets.entry(i)
+	return reuse(e, ok, s, k, always, b.memo.secrets.keeper(i))
 }
 
 // cachedRoutes takes the last build's table when the listener's tables are as they were,
 // and otherwise assembles it from the virtual hosts that are (route_hosts.go). It
 // validates what it built itself, so it never reports a table as fresh.
-func (b *builder) cachedRoutes(l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
+func (b *builder) cachedRoutes(_ int, l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
 	e, ok := b.memo.routes[l.Name]
 	if ok && equalListener(e.in, l) && b.targetsResolve(e.targets) {
 		return e.out, false, nil
