@@ -93,7 +93,7 @@ func withoutClusters(gw ir.Gateway, gone map[string]bool) ir.Gateway {
 	if len(gone) == 0 {
 		return gw
 	}
-	gw.Clusters = slices.DeleteFunc(slices.Clone(gw.Clusters), func(c ir.Cluster) bool { return gone[c.Name] })
+	gw.Clusters = slices.DeleteFunc(slices.Clone(gw.Clusters), func(c *ir.Cluster) bool { return gone[c.Name] })
 	hosts := func(vhs []ir.VirtualHost) []ir.VirtualHost {
 		out := slices.Clone(vhs)
 		for i := range out {

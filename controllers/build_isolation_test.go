@@ -29,7 +29,7 @@ func isolationGateway(n int, bad ...int) ir.Gateway {
 		l.Tenants = append(l.Tenants, ir.Tenant{Namespace: ns, VirtualHosts: vh})
 	}
 	return ir.Gateway{Name: "gw/egress", Listeners: []ir.Listener{l},
-		Clusters: []ir.Cluster{{Name: "backend/shared/api/http", Protocol: ir.ProtocolHTTP1}}}
+		Clusters: []*ir.Cluster{{Name: "backend/shared/api/http", Protocol: ir.ProtocolHTTP1}}}
 }
 
 func TestBuildIsolatingLeavesOutOnlyTheFailingRoutes(t *testing.T) {
@@ -69,7 +69,7 @@ func TestBuildIsolatingLeavesOutOnlyTheFailingRoutes(t *testing.T) {
 // answer 503 (a Backend's settings are its tenant's, like its routes).
 func TestBuildIsolatingLeavesOutAFailingCluster(t *testing.T) {
 	gw := isolationGateway(3)
-	gw.Clusters = append(gw.Clusters, ir.Cluster{Name: "backend/team-1/own/http",
+	gw.Clusters = append(gw.Clusters, &ir.Cluster{Name: "backend/team-1/own/http",
 		RequestHeaders: &ir.HeaderMutation{Set: []ir.Header{{Name: "host", Value: "x"}}}})
 	vh := &gw.Listeners[0].Tenants[1].VirtualHosts[0]
 	vh.Routes = slices.Clone(vh.Routes)
@@ -111,7 +111,7 @@ func TestWithoutClustersClosesTheStreamShareOfGoneClusters(t *testing.T) {
 	route := ir.StreamRoute{Name: "tcproute/a/db", ServerNames: []string{"*"}, InvalidWeight: 1,
 		Backends: []ir.WeightedCluster{{Cluster: "tunnel/a/db/pg", Weight: 3}, {Cluster: "tunnel/a/other/pg", Weight: 2}}}
 	gw := ir.Gateway{
-		Clusters:  []ir.Cluster{{Name: "tunnel/a/db/pg", Protocol: ir.ProtocolTCP}, {Name: "tunnel/a/other/pg", Protocol: ir.ProtocolTCP}},
+		Clusters:  []*ir.Cluster{{Name: "tunnel/a/db/pg", Protocol: ir.ProtocolTCP}, {Name: "tunnel/a/other/pg", Protocol: ir.ProtocolTCP}},
 		Listeners: []ir.Listener{{Name: "tcp-5432", Kind: ir.ListenerTCP, Streams: []ir.StreamRoute{route}, Tenants: []ir.Tenant{{Namespace: "a", Streams: []ir.StreamRoute{route}}}}},
 	}
 	got := withoutClusters(gw, map[string]bool{"tunnel/a/db/pg": true})

@@ -336,7 +336,7 @@ func TestEnvoyEgressAddressRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gw := ir.Gateway{Clusters: []ir.Cluster{{Name: "c", Endpoints: tt.endpoints}}}
+			gw := ir.Gateway{Clusters: []*ir.Cluster{{Name: "c", Endpoints: tt.endpoints}}}
 			if got := rulesString(endpointsOf(gw).rules()); got != tt.want {
 				t.Errorf("rules = %q; want %q", got, tt.want)
 			}

@@ -179,5 +179,5 @@ func createGateway(t *testing.T, ns string) *gwapiv1.Gateway {
 
 // gatewayWithEndpoint is a translated Gateway with one cluster sending to addr:80.
 func gatewayWithEndpoint(addr string) ir.Gateway {
-	return ir.Gateway{Clusters: []ir.Cluster{{Name: "backend/x/api/http", Endpoints: []ir.Endpoint{{Address: addr, Port: 80}}}}}
+	return ir.Gateway{Clusters: []*ir.Cluster{{Name: "backend/x/api/http", Endpoints: []ir.Endpoint{{Address: addr, Port: 80}}}}}
 }

@@ -85,8 +85,9 @@ func unitsOf(gw ir.Gateway) map[string]any {
 		out[name] = rs
 	}
 	for _, c := range gw.Clusters {
-		c.Endpoints = nil
-		out[clusterUnit+c.Name] = c
+		settings := *c // a copy: the IR's clusters are shared, never changed
+		settings.Endpoints = nil
+		out[clusterUnit+c.Name] = settings
 	}
 	return out
 }
@@ -329,15 +330,15 @@ func revertClusters(gw, before ir.Gateway, excluded map[string]bool) ir.Gateway 
 		if !reverted {
 			gw.Clusters, reverted = slices.Clone(gw.Clusters), true
 		}
-		j := slices.IndexFunc(before.Clusters, func(b ir.Cluster) bool { return b.Name == c.Name })
+		j := slices.IndexFunc(before.Clusters, func(b *ir.Cluster) bool { return b.Name == c.Name })
 		if j < 0 {
-			gw.Clusters[i] = ir.Cluster{Name: c.Name, Origin: c.Origin, Protocol: c.Protocol}
+			gw.Clusters[i] = &ir.Cluster{Name: c.Name, Origin: c.Origin, Protocol: c.Protocol}
 			continue
 		}
-		old := before.Clusters[j]
+		old := *before.Clusters[j] // a copy: the IR's clusters are shared, never changed
 		old.Endpoints = c.Endpoints
-		gw.Clusters[i] = old
-		gw.Secrets = appendSecrets(gw.Secrets, before.Secrets, clusterSecrets(old))
+		gw.Clusters[i] = &old
+		gw.Secrets = appendSecrets(gw.Secrets, before.Secrets, clusterSecrets(&old))
 	}
 	if reverted {
 		gw.Secrets = slices.Clone(gw.Secrets) // usedSecrets deletes in place: base shares them

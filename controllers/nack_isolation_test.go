@@ -159,12 +159,12 @@ func TestNackSearchBlamesNoUnitForOthersFaults(t *testing.T) {
 // routes changed at the same time go through.
 func TestNackSearchRevertsARejectedCluster(t *testing.T) {
 	good := isolationGateway(3)
-	good.Clusters = append(good.Clusters, ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: time.Second,
+	good.Clusters = append(good.Clusters, &ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: time.Second,
 		Endpoints: []ir.Endpoint{{Address: "192.0.2.1", Port: 80}}})
 	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
 
 	desired := isolationGateway(3)
-	desired.Clusters = append(desired.Clusters, ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: -time.Second,
+	desired.Clusters = append(desired.Clusters, &ir.Cluster{Name: "backend/team-1/own/http", ConnectTimeout: -time.Second,
 		Credential: &ir.Credential{Header: "Authorization", Secret: "credential/team-1/own"},
 		Endpoints:  []ir.Endpoint{{Address: "192.0.2.2", Port: 80}}})
 	desired.Secrets = []ir.Secret{{Name: "credential/team-1/own"}}
@@ -177,7 +177,7 @@ func TestNackSearchRevertsARejectedCluster(t *testing.T) {
 		t.Fatalf("culprits %v, want only the cluster of team-1's Backend", why)
 	}
 	last := published[len(published)-1]
-	i := slices.IndexFunc(last.Clusters, func(c ir.Cluster) bool { return c.Name == "backend/team-1/own/http" })
+	i := slices.IndexFunc(last.Clusters, func(c *ir.Cluster) bool { return c.Name == "backend/team-1/own/http" })
 	if i < 0 {
 		t.Fatal("the reverted cluster is gone: routes to it would fail")
 	}
@@ -196,7 +196,9 @@ func TestNackSearchRevertsARejectedCluster(t *testing.T) {
 
 	// The culprit stays reverted while unchanged; fixed, it is published as is.
 	desired.Clusters = slices.Clone(desired.Clusters) // a new translation: nothing shared with the last
-	desired.Clusters[1].ConnectTimeout = 2 * time.Second
+	fixed := *desired.Clusters[1]                     // the IR's clusters are shared: a new one
+	fixed.ConnectTimeout = 2 * time.Second
+	desired.Clusters[1] = &fixed
 	published, why = runSearch(t, s, desired)
 	if len(why) != 0 || len(published) != 1 {
 		t.Fatalf("after the fix: culprits %v in %d candidates, want none in one", why, len(published))
@@ -209,7 +211,7 @@ func TestNackSearchStubsARejectedNewCluster(t *testing.T) {
 	good := isolationGateway(2)
 	s := &nackSearch{culprits: map[string]culprit{}, acked: &good}
 	desired := isolationGateway(2)
-	desired.Clusters = append(desired.Clusters, ir.Cluster{Name: "backend/team-0/new/http", ConnectTimeout: -time.Second,
+	desired.Clusters = append(desired.Clusters, &ir.Cluster{Name: "backend/team-0/new/http", ConnectTimeout: -time.Second,
 		Endpoints: []ir.Endpoint{{Address: "192.0.2.9", Port: 443}}})
 	vh := &desired.Listeners[0].Tenants[0].VirtualHosts[0]
 	vh.Routes = slices.Clone(vh.Routes)
@@ -220,7 +222,7 @@ func TestNackSearchStubsARejectedNewCluster(t *testing.T) {
 		t.Fatalf("culprits %v, want only the new cluster", why)
 	}
 	last := published[len(published)-1]
-	i := slices.IndexFunc(last.Clusters, func(c ir.Cluster) bool { return c.Name == "backend/team-0/new/http" })
+	i := slices.IndexFunc(last.Clusters, func(c *ir.Cluster) bool { return c.Name == "backend/team-0/new/http" })
 	if i < 0 {
 		t.Fatal("the rejected new cluster is gone, want a stub")
 	}

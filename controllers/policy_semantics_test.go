@@ -22,7 +22,7 @@ func TestPolicySemantics(t *testing.T) {
 	gw := ir.Gateway{
 		Name:      "edge/egress",
 		Listeners: []ir.Listener{{Name: "http-10080", Port: 10080, Isolated: true, Tenants: []ir.Tenant{{Namespace: "team-a"}}}},
-		Clusters:  []ir.Cluster{{Name: "backend/team-a/api/https", Endpoints: []ir.Endpoint{{Address: "203.0.113.10", Port: 443}}}},
+		Clusters:  []*ir.Cluster{{Name: "backend/team-a/api/https", Endpoints: []ir.Endpoint{{Address: "203.0.113.10", Port: 443}}}},
 	}
 	obj := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "egress"}}
 	opts := EnvoyEgress{ManagerNamespace: "portcullis-system", ManagerPodLabels: map[string]string{"app": "portcullis"}, XDSPort: 18000}

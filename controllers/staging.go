@@ -72,7 +72,7 @@ func withClusters(listeners []ir.Listener, desired, last ir.Gateway, keep map[st
 	}
 	if len(out.Clusters) > len(desired.Clusters) || !clustersInOrder(desired.Clusters) {
 		out.Clusters = slices.Clone(out.Clusters)
-		slices.SortFunc(out.Clusters, func(a, b ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(out.Clusters, func(a, b *ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	}
 	out.Secrets = slices.Clone(out.Secrets)
 	slices.SortFunc(out.Secrets, func(a, b ir.Secret) int { return strings.Compare(a.Name, b.Name) })
@@ -84,15 +84,15 @@ func withClusters(listeners []ir.Listener, desired, last ir.Gateway, keep map[st
 // lists are the translation's and the last one published, both in name order: one walk
 // of both finds them, where a set of ten thousand names took 10 ms of each reconcile.
 // Lists not in order are compared through a set.
-func clustersOnlyIn(last, desired []ir.Cluster) []ir.Cluster {
+func clustersOnlyIn(last, desired []*ir.Cluster) []*ir.Cluster {
 	if !clustersInOrder(last) || !clustersInOrder(desired) {
 		have := make(map[string]bool, len(desired))
 		for _, c := range desired {
 			have[c.Name] = true
 		}
-		return slices.DeleteFunc(slices.Clone(last), func(c ir.Cluster) bool { return have[c.Name] })
+		return slices.DeleteFunc(slices.Clone(last), func(c *ir.Cluster) bool { return have[c.Name] })
 	}
-	var out []ir.Cluster
+	var out []*ir.Cluster
 	j := 0
 	for _, c := range last {
 		for j < len(desired) && desired[j].Name < c.Name {
@@ -106,7 +106,7 @@ func clustersOnlyIn(last, desired []ir.Cluster) []ir.Cluster {
 }
 
 // clustersInOrder tells whether the clusters are in strictly increasing name order.
-func clustersInOrder(cs []ir.Cluster) bool {
+func clustersInOrder(cs []*ir.Cluster) bool {
 	for i := 1; i < len(cs); i++ {
 		if cs[i-1].Name >= cs[i].Name {
 			return false
@@ -165,18 +165,18 @@ func existingRouteGetsNewCluster(last, desired ir.Gateway) bool {
 
 // clusterLookup tells whether a name is among cs: a binary search when cs is in name
 // order, a set otherwise.
-func clusterLookup(cs []ir.Cluster) func(string) bool {
+func clusterLookup(cs []*ir.Cluster) func(string) bool {
 	if !clustersInOrder(cs) {
 		return lookup(clusterNames(cs))
 	}
 	return func(name string) bool {
-		_, ok := slices.BinarySearchFunc(cs, name, func(c ir.Cluster, name string) int { return strings.Compare(c.Name, name) })
+		_, ok := slices.BinarySearchFunc(cs, name, func(c *ir.Cluster, name string) int { return strings.Compare(c.Name, name) })
 		return ok
 	}
 }
 
 // clusterNames are the names of cs, in their order.
-func clusterNames(cs []ir.Cluster) []string {
+func clusterNames(cs []*ir.Cluster) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name
@@ -226,7 +226,7 @@ func (r *Reconciler) envoysRunLatest(gateway string) bool {
 // routedAmong are those of cs some route of the Gateway sends to (never nil): the
 // clusters only the last configuration has are few, and a set of every routed cluster,
 // which routedClusters builds, took some 7 ms of each create's reconcile at 10,000.
-func routedAmong(gw ir.Gateway, cs []ir.Cluster) map[string]bool {
+func routedAmong(gw ir.Gateway, cs []*ir.Cluster) map[string]bool {
 	out := make(map[string]bool, len(cs))
 	if len(cs) == 0 {
 		return out
@@ -254,7 +254,7 @@ func routedClusters(gw ir.Gateway) map[string]bool {
 }
 
 // clusterSecrets are the names of the secrets a cluster uses.
-func clusterSecrets(c ir.Cluster) []string {
+func clusterSecrets(c *ir.Cluster) []string {
 	var out []string
 	if c.TLS != nil {
 		out = append(out, c.TLS.CASecret, c.TLS.ClientCertificateSecret)

@@ -11,10 +11,10 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-func clustersNamed(names ...string) []ir.Cluster {
-	out := make([]ir.Cluster, len(names))
+func clustersNamed(names ...string) []*ir.Cluster {
+	out := make([]*ir.Cluster, len(names))
 	for i, name := range names {
-		out[i] = ir.Cluster{Name: name}
+		out[i] = &ir.Cluster{Name: name}
 	}
 	return out
 }
@@ -66,7 +66,7 @@ func withClustersBySet(listeners []ir.Listener, desired, last ir.Gateway, keep m
 	}
 	out.Clusters = slices.Clone(out.Clusters)
 	out.Secrets = slices.Clone(out.Secrets)
-	slices.SortFunc(out.Clusters, func(a, b ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Clusters, func(a, b *ir.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(out.Secrets, func(a, b ir.Secret) int { return strings.Compare(a.Name, b.Name) })
 	out.Secrets = usedSecrets(out)
 	return out
@@ -85,7 +85,7 @@ func randomStagedGateway(r *rand.Rand, sorted bool) ir.Gateway {
 			c.TLS = &ir.UpstreamTLS{CASecret: fmt.Sprintf("ca%02d", i)}
 			gw.Secrets = append(gw.Secrets, ir.Secret{Name: c.TLS.CASecret, Kind: ir.SecretCACertificate})
 		}
-		gw.Clusters = append(gw.Clusters, c)
+		gw.Clusters = append(gw.Clusters, &c)
 	}
 	cert := fmt.Sprintf("cert%d", r.IntN(2))
 	gw.Listeners = []ir.Listener{{Name: "https", TLS: &ir.ListenerTLS{CertificateSecrets: []string{cert}}}}

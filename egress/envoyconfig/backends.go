@@ -39,7 +39,7 @@ func (b *builder) forwardRoute(r *ir.Route) (*routev3.Route, error) {
 func (b *builder) targets(backends []ir.WeightedCluster) ([]*ir.Cluster, error) {
 	out := make([]*ir.Cluster, 0, len(backends))
 	for _, wc := range backends {
-		c, ok := b.clusters.get(wc.Cluster)
+		c, ok := b.clusterNamed(wc.Cluster)
 		if !ok {
 			return nil, fmt.Errorf("backend cluster %q is not defined", wc.Cluster)
 		}

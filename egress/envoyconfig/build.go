@@ -50,7 +50,7 @@ type builder struct {
 	gw       ir.Gateway
 	opts     Options
 	static   bool
-	clusters byName[ir.Cluster]
+	clusters byName[*ir.Cluster]
 	secrets  byName[ir.Secret]
 	// tables are the route tables of every listener (routeTables), built once.
 	tables []ir.Listener
@@ -84,7 +84,7 @@ func newBuilder(gw ir.Gateway, opts Options, static bool, memo *gatewayMemo) (*b
 		return nil, fmt.Errorf("listen address %q is not an IP address", b.opts.ListenAddress)
 	}
 	var err error
-	if b.clusters, err = indexByName(gw.Clusters, func(c *ir.Cluster) string { return c.Name }, memo.clusters.placesOf(), "cluster"); err != nil {
+	if b.clusters, err = indexByName(gw.Clusters, func(c **ir.Cluster) string { return (*c).Name }, memo.clusters.placesOf(), "cluster"); err != nil {
 		return nil, err
 	}
 	if b.secrets, err = indexByName(gw.Secrets, func(s *ir.Secret) string { return s.Name }, memo.secrets.placesOf(), "secret"); err != nil {

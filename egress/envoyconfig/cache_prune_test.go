@@ -20,7 +20,7 @@ func TestCacheMemoHoldsTheLastBuild(t *testing.T) {
 	gw := validGateway()
 	steps := append(changeSequence(), change{"back to the start, listener renamed", func(gw *ir.Gateway) { *gw = validGateway(); gw.Listeners[0].Name = "https-renamed" }},
 		change{"a second cluster", func(gw *ir.Gateway) {
-			gw.Clusters = append(gw.Clusters, ir.Cluster{Name: "backend/default/web/80", Protocol: ir.ProtocolHTTP1,
+			gw.Clusters = append(gw.Clusters, &ir.Cluster{Name: "backend/default/web/80", Protocol: ir.ProtocolHTTP1,
 				Endpoints: []ir.Endpoint{{Address: "192.0.2.9", Port: 80}}})
 		}},
 		change{"clusters and secrets in the reverse order, as many as before", func(gw *ir.Gateway) {
@@ -40,7 +40,7 @@ func TestCacheMemoHoldsTheLastBuild(t *testing.T) {
 		}
 		m := cache.gateways[gw.Name]
 		listeners := irNames(gw.Listeners, func(l ir.Listener) string { return l.Name })
-		clusters := irNames(gw.Clusters, func(c ir.Cluster) string { return c.Name })
+		clusters := irNames(gw.Clusters, func(c *ir.Cluster) string { return c.Name })
 		secrets := irNames(gw.Secrets, func(s ir.Secret) string { return s.Name })
 		for _, c := range []struct {
 			kind      string

@@ -57,7 +57,8 @@ func (b *builder) cachedListener(_ int, l *ir.Listener) (*listenerv3.Listener, b
 }
 
 // cachedCluster builds the cluster at place i of the IR's clusters.
-func (b *builder) cachedCluster(i int, c *ir.Cluster) (*clusterv3.Cluster, bool, error) {
+func (b *builder) cachedCluster(i int, cp **ir.Cluster) (*clusterv3.Cluster, bool, error) {
+	c := *cp
 	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
 	e, ok := b.memo.clusters.entry(i)
 	return reuse(e, ok, c, k, func() bool { return b.secretsAsBefore || b.clusterRefsResolve(c) }, b.memo.clusters.keeper(i))
@@ -65,7 +66,8 @@ func (b *builder) cachedCluster(i int, c *ir.Cluster) (*clusterv3.Cluster, bool,
 
 // cachedEndpoints compares only what the load assignment is built from: the cluster's
 // name and endpoints.
-func (b *builder) cachedEndpoints(i int, c *ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
+func (b *builder) cachedEndpoints(i int, cp **ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
+	c := *cp
 	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: equalEndpoints, build: loadAssignment}
 	e, ok := b.memo.endpoints.entry(i)
 	return reuse(e, ok, c, k, always, b.memo.endpoints.keeper(i))
@@ -160,7 +162,7 @@ func (b *builder) hostTargets(vh *ir.VirtualHost) []clusterProtocol {
 // clusterTarget is a named cluster, whether it exists and its protocol.
 func (b *builder) clusterTarget(name string) clusterProtocol {
 	t := clusterProtocol{name: name}
-	if c, ok := b.clusters.get(name); ok {
+	if c, ok := b.clusterNamed(name); ok {
 		t.exists, t.protocol = true, c.Protocol
 	}
 	return t
@@ -170,7 +172,7 @@ func (b *builder) clusterTarget(name string) clusterProtocol {
 // not, as it did, with the same protocol.
 func (b *builder) targetsResolve(targets []clusterProtocol) bool {
 	for _, t := range targets {
-		c, ok := b.clusters.get(t.name)
+		c, ok := b.clusterNamed(t.name)
 		if ok != t.exists || ok && c.Protocol != t.protocol {
 			return false
 		}

@@ -22,7 +22,7 @@ type change struct {
 // one: every kind of resource changes, references appear and break, and some steps
 // return to earlier content.
 func changeSequence() []change {
-	cluster := func(gw *ir.Gateway) *ir.Cluster { return &gw.Clusters[0] }
+	cluster := func(gw *ir.Gateway) *ir.Cluster { return gw.Clusters[0] }
 	route := func(gw *ir.Gateway) *ir.Route { return &gw.Listeners[0].VirtualHosts[0].Routes[0] }
 	secret := func(gw *ir.Gateway, name string) *ir.Secret {
 		for i := range gw.Secrets {
@@ -46,7 +46,7 @@ func changeSequence() []change {
 		{"cluster protocol becomes gRPC", func(gw *ir.Gateway) { cluster(gw).Protocol = ir.ProtocolGRPC }},
 		{"route path changes", func(gw *ir.Gateway) { route(gw).Match.Path = "/v2" }},
 		{"second cluster and weighted route", func(gw *ir.Gateway) {
-			gw.Clusters = append(gw.Clusters, ir.Cluster{Name: "backend/default/web/80", Protocol: ir.ProtocolHTTP1,
+			gw.Clusters = append(gw.Clusters, &ir.Cluster{Name: "backend/default/web/80", Protocol: ir.ProtocolHTTP1,
 				Endpoints: []ir.Endpoint{{Address: "192.0.2.9", Port: 80}}})
 			route(gw).Backends = append(route(gw).Backends, ir.WeightedCluster{Cluster: "backend/default/web/80", Weight: 3})
 		}},

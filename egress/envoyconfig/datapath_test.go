@@ -217,7 +217,7 @@ func dataPathGateway(t *testing.T, port, tlsPort uint32, u upstreams) ir.Gateway
 				DirectResponse: &ir.DirectResponse{StatusCode: 200, Body: "terminated"},
 			}}}},
 		}},
-		Clusters: []ir.Cluster{
+		Clusters: []*ir.Cluster{
 			{Name: "api-h2", Protocol: ir.ProtocolHTTP2, Endpoints: at(u.api), TLS: &ir.UpstreamTLS{SNI: "api.example.com", SystemCA: true}},
 			{Name: "api-wildcard", Protocol: ir.ProtocolHTTP1, Endpoints: at(u.api), TLS: caTLS("api.example.com", wildcard)},
 			{Name: "api-wrong-san", Protocol: ir.ProtocolHTTP1, Endpoints: at(u.api), TLS: caTLS("api.example.com", ir.SubjectAltName{Type: "DNS", Value: "*.other.com"})},

@@ -26,7 +26,7 @@ func validGateway() ir.Gateway {
 				}},
 			}},
 		}},
-		Clusters: []ir.Cluster{{
+		Clusters: []*ir.Cluster{{
 			Name:       "backend/default/api/443",
 			Protocol:   ir.ProtocolHTTP1,
 			Endpoints:  []ir.Endpoint{{Address: "192.0.2.1", Port: 443}},
@@ -52,7 +52,7 @@ func TestValidGatewayBuilds(t *testing.T) {
 
 func TestBuildRejectsInvalidIR(t *testing.T) {
 	route := func(gw *ir.Gateway) *ir.Route { return &gw.Listeners[0].VirtualHosts[0].Routes[0] }
-	cluster := func(gw *ir.Gateway) *ir.Cluster { return &gw.Clusters[0] }
+	cluster := func(gw *ir.Gateway) *ir.Cluster { return gw.Clusters[0] }
 	str := func(s string) *string { return &s }
 	tests := []struct {
 		name    string

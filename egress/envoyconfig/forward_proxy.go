@@ -55,7 +55,7 @@ func allowConnect(hcm *hcmv3.HttpConnectionManager) {
 func (b *builder) tunnelRoutes(vh *ir.VirtualHost) ([]*routev3.Route, error) {
 	out := make([]*routev3.Route, 0, len(vh.Tunnels))
 	for _, tn := range vh.Tunnels {
-		if c, ok := b.clusters.get(tn.Cluster); !tn.NoAddress && (!ok || c.Protocol != ir.ProtocolTCP) {
+		if c, ok := b.clusterNamed(tn.Cluster); !tn.NoAddress && (!ok || c.Protocol != ir.ProtocolTCP) {
 			return nil, fmt.Errorf("virtual host %q: tunnel to port %d: cluster %q is not a defined TCP cluster", vh.Name, tn.Port, tn.Cluster)
 		}
 		r, err := tunnelRoute(vh.Domains[0], tn)

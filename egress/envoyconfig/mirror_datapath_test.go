@@ -32,8 +32,8 @@ func TestMirrorDataPath(t *testing.T) {
 		a := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
 		return ir.Endpoint{Address: a.Addr().String(), Port: uint32(a.Port())}
 	}
-	cluster := func(name string, s *httptest.Server) ir.Cluster {
-		return ir.Cluster{Name: "service/apps/" + name + "/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{endpoint(s)},
+	cluster := func(name string, s *httptest.Server) *ir.Cluster {
+		return &ir.Cluster{Name: "service/apps/" + name + "/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{endpoint(s)},
 			Origin: ir.ClusterOrigin{Kind: ir.OriginService, Namespace: "apps", Name: name, Port: 80}}
 	}
 	port := freePort(t)
@@ -44,7 +44,7 @@ func TestMirrorDataPath(t *testing.T) {
 			Backends: []ir.WeightedCluster{{Cluster: "service/apps/main/80", Weight: 1}},
 			Mirrors:  []ir.Mirror{{Cluster: "service/apps/shadow/80", Numerator: 1, Denominator: 1}},
 		}}}}}},
-		Clusters: []ir.Cluster{cluster("main", main), cluster("shadow", shadow)},
+		Clusters: []*ir.Cluster{cluster("main", main), cluster("shadow", shadow)},
 	}
 	runEnvoy(t, envoy, staticBootstrapFile(t, gw, Options{}))
 	base := "http://127.0.0.1:" + strconv.Itoa(int(port))

@@ -1,6 +1,10 @@
 package envoyconfig
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/portcullis-io/portcullis/egress/ir"
+)
 
 // A build finds the Gateway's clusters and secrets by name. Indexing ten thousand
 // clusters and twenty thousand secrets into new maps was a tenth of what a change among
@@ -65,6 +69,15 @@ func (x byName[T]) get(name string) (*T, bool) {
 		return nil, false
 	}
 	return &x.list[i], true
+}
+
+// clusterNamed is the IR's cluster named name.
+func (b *builder) clusterNamed(name string) (*ir.Cluster, bool) {
+	c, ok := b.clusters.get(name)
+	if !ok {
+		return nil, false
+	}
+	return *c, true
 }
 
 // has tells whether a value is named name.

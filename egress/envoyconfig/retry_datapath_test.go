@@ -46,8 +46,8 @@ func TestRetryDataPath(t *testing.T) {
 		return ir.Route{Name: "apps/retried" + path + "/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: path},
 			Backends: []ir.WeightedCluster{{Cluster: cluster, Weight: 1}}, Retry: retry}
 	}
-	cluster := func(name string, endpoints ...ir.Endpoint) ir.Cluster {
-		return ir.Cluster{Name: "backend/apps/" + name + "/80", Protocol: ir.ProtocolHTTP1, Endpoints: endpoints,
+	cluster := func(name string, endpoints ...ir.Endpoint) *ir.Cluster {
+		return &ir.Cluster{Name: "backend/apps/" + name + "/80", Protocol: ir.ProtocolHTTP1, Endpoints: endpoints,
 			Origin: ir.ClusterOrigin{Kind: ir.OriginBackend, Namespace: "apps", Name: name, Port: 80}}
 	}
 	liveEndpoint := ir.Endpoint{Address: live.Addr().String(), Port: uint32(live.Port())}
@@ -58,7 +58,7 @@ func TestRetryDataPath(t *testing.T) {
 			route("/none", "backend/apps/api/80", nil),
 			route("/connect", "backend/apps/half/80", &ir.Retry{Attempts: 1}),
 		}}}}},
-		Clusters: []ir.Cluster{
+		Clusters: []*ir.Cluster{
 			cluster("api", liveEndpoint),
 			// One address refuses connections: only a retry reaches the other every time.
 			cluster("half", ir.Endpoint{Address: "127.0.0.1", Port: closed}, liveEndpoint),

@@ -358,7 +358,7 @@ func (sb *streamBuilder) checkTargets(r *ir.StreamRoute) error {
 }
 
 func (b *builder) isTCPCluster(name string) bool {
-	c, ok := b.clusters.get(name)
+	c, ok := b.clusterNamed(name)
 	return ok && c.Protocol == ir.ProtocolTCP && c.TLS == nil
 }
 

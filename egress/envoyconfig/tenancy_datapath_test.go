@@ -53,9 +53,9 @@ func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 		Name: "team-a/paths/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/v1"},
 		Backends: []ir.WeightedCluster{{Cluster: "backend/team-a/api/80", Weight: 1}},
 	}}}
-	cluster := func(ns string, s *httptest.Server) ir.Cluster {
+	cluster := func(ns string, s *httptest.Server) *ir.Cluster {
 		addr := netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://"))
-		return ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}},
+		return &ir.Cluster{Name: "backend/" + ns + "/api/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: addr.Addr().String(), Port: uint32(addr.Port())}},
 			Origin: ir.ClusterOrigin{Kind: "Backend", Namespace: ns, Name: "api", Port: 80}}
 	}
 	down := ir.Route{Name: "team-a/down/rule/0/match/0", Match: ir.RouteMatch{PathType: ir.PathPrefix, Path: "/down"},
@@ -75,7 +75,7 @@ func tenancyGateway(port, closedPort uint32, a, b *httptest.Server) ir.Gateway {
 				{Prefix: callerNoRoutes + "/32", Namespace: "team-c", Pod: "idle", ServiceAccount: "default"},
 			},
 		}},
-		Clusters: []ir.Cluster{
+		Clusters: []*ir.Cluster{
 			withCredential, cluster("team-b", b),
 			{Name: "backend/team-a/down/80", Protocol: ir.ProtocolHTTP1, Endpoints: []ir.Endpoint{{Address: "127.0.0.1", Port: closedPort}}},
 		},

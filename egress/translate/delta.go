@@ -583,7 +583,7 @@ func sameAnswers(a, b egress.Addresses) bool {
 // deltaClusters returns the Gateway's clusters and secrets: the base's with those this
 // translation resolved put in their place. It fails the delta when one is not among
 // the base's (the Gateway would gain it) or the Gateway is not in the base.
-func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret) {
+func (t *translator) deltaClusters(g *gatewayContext) ([]*ir.Cluster, []ir.Secret) {
 	d := t.delta
 	prev, ok := d.base.gateway(g.out.Name)
 	if !ok {
@@ -593,7 +593,7 @@ func (t *translator) deltaClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret
 	if d.routes != nil {
 		return t.routeDeltaClusters(g, prev)
 	}
-	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c }, nil)
+	clusters, ok := replaceByName(prev.Clusters, g.clusters, func(c *ir.Cluster) string { return c.Name }, func(c *ir.Cluster) *ir.Cluster { return c }, samePointer)
 	if !ok {
 		d.failed = true
 	}
@@ -786,3 +786,7 @@ func (t *translator) sameSecrets() bool {
 	}
 	return true
 }
+
+// samePointer tells whether two pointers are one: an unchanged unit's cluster is the
+// very cluster the base has.
+func samePointer[T any](a, b **T) bool { return *a == *b }

@@ -76,11 +76,11 @@ func (t *translator) translateGateway(gw *gwapiv1.Gateway) (ir.Gateway, bool) {
 
 // gatewayClusters lists the Gateway's clusters and secrets by name; a delta puts the
 // ones it resolved in place of the last translation's.
-func (t *translator) gatewayClusters(g *gatewayContext) ([]ir.Cluster, []ir.Secret) {
+func (t *translator) gatewayClusters(g *gatewayContext) ([]*ir.Cluster, []ir.Secret) {
 	if t.delta != nil {
 		return t.deltaClusters(g)
 	}
-	return sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) ir.Cluster { return *c }),
+	return sortedByKey(t.cache, t.epoch, g.out.Name+" clusters", g.clusters, func(c *ir.Cluster) *ir.Cluster { return c }),
 		sortedByKey(t.cache, t.epoch, g.out.Name+" secrets", g.secrets, func(s ir.Secret) ir.Secret { return s })
 }
 

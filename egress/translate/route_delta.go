@@ -208,11 +208,10 @@ func (t *translator) refileRoute(g *gatewayContext, e *routeSide, span *routeSpa
 // of touched Backends (by their origin) that nothing resolved to this time dropped: a
 // route that went, a port renamed, a Backend that is no longer usable or no longer
 // there. The secrets only dropped clusters named go with them (droppedSecrets).
-func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]ir.Cluster, []ir.Secret) {
+func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]*ir.Cluster, []ir.Secret) {
 	drop := map[string]bool{}
 	var named []string // the secrets the dropped clusters name
-	for i := range prev.Clusters {
-		c := &prev.Clusters[i]
+	for _, c := range prev.Clusters {
 		o := c.Origin
 		if o.Kind != ir.OriginBackend || !t.delta.changed[types.NamespacedName{Namespace: o.Namespace, Name: o.Name}] || g.clusters[c.Name] != nil {
 			continue
@@ -220,7 +219,7 @@ func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]i
 		drop[c.Name] = true
 		named = append(named, clusterSecrets(c)...)
 	}
-	clusters := mergeByName(prev.Clusters, g.clusters, drop, func(c ir.Cluster) string { return c.Name }, func(c *ir.Cluster) ir.Cluster { return *c })
+	clusters := mergeByName(prev.Clusters, g.clusters, drop, func(c *ir.Cluster) string { return c.Name }, func(c *ir.Cluster) *ir.Cluster { return c })
 	secrets := mergeByName(prev.Secrets, g.secrets, droppedSecrets(named, clusters), func(s ir.Secret) string { return s.Name }, func(s ir.Secret) ir.Secret { return s })
 	return clusters, secrets
 }
@@ -229,7 +228,7 @@ func (t *translator) routeDeltaClusters(g *gatewayContext, prev ir.Gateway) ([]i
 // cluster may share one. (The listeners' certificates, and the secrets of the clusters
 // this translation resolved, are gathered again into the Gateway's secrets, which
 // mergeByName puts back.)
-func droppedSecrets(named []string, clusters []ir.Cluster) map[string]bool {
+func droppedSecrets(named []string, clusters []*ir.Cluster) map[string]bool {
 	if len(named) == 0 {
 		return nil
 	}
@@ -237,8 +236,8 @@ func droppedSecrets(named []string, clusters []ir.Cluster) map[string]bool {
 	for _, s := range named {
 		drop[s] = true
 	}
-	for i := range clusters {
-		for _, s := range clusterSecrets(&clusters[i]) {
+	for _, c := range clusters {
+		for _, s := range clusterSecrets(c) {
 			delete(drop, s)
 		}
 	}

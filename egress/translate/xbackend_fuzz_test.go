@@ -238,7 +238,7 @@ func checkSameAsBackend(t *testing.T, x *gwapixv1alpha1.XBackend, b *egressv1alp
 func clusterNamed(gw ir.Gateway, name string) *ir.Cluster {
 	for i := range gw.Clusters {
 		if gw.Clusters[i].Name == name {
-			return &gw.Clusters[i]
+			return gw.Clusters[i]
 		}
 	}
 	return nil

@@ -438,7 +438,7 @@ spec:
 	opts := Options{Cache: NewCache()}
 	for round := range 2 { // the second translation may reuse the Backend's memo
 		gw := Translate(res, addrs, opts).Gateways[0]
-		clusters := map[string]ir.Cluster{}
+		clusters := map[string]*ir.Cluster{}
 		for _, c := range gw.Clusters {
 			clusters[c.Name] = c
 		}

@@ -20,7 +20,7 @@ func BenchmarkPublishRouteTable10000(b *testing.B) {
 	add := func(i int) {
 		host := "api-" + strconv.Itoa(i) + ".example.com"
 		cluster := "backend/team/b" + strconv.Itoa(i) + "/https"
-		gw.Clusters = append(gw.Clusters, ir.Cluster{
+		gw.Clusters = append(gw.Clusters, &ir.Cluster{
 			Name: cluster, Origin: ir.ClusterOrigin{Kind: ir.OriginBackend, Namespace: "team", Name: "b" + strconv.Itoa(i), Port: 443},
 			Endpoints: []ir.Endpoint{{Address: "192.0.2.1", Port: 443}}, Protocol: ir.ProtocolHTTP1,
 			TLS: &ir.UpstreamTLS{SNI: host, SystemCA: true},
