@@ -6,6 +6,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +69,7 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 		listed(listTCPRoutes, func(l *gwapiv1.TCPRouteList) *[]gwapiv1.TCPRoute { return &l.Items }, &res.TCPRoutes),
 		listed(listReferenceGrants, func(l *gwapiv1.ReferenceGrantList) *[]gwapiv1.ReferenceGrant { return &l.Items }, &res.ReferenceGrants),
 		listed(listBackendTLSPolicies, func(l *gwapiv1.BackendTLSPolicyList) *[]gwapiv1.BackendTLSPolicy { return &l.Items }, &res.BackendTLSPolicies),
-		listed(listBackends, func(l *egressv1alpha1.BackendList) *[]egressv1alpha1.Backend { return &l.Items }, &res.Backends),
+		pointed(listBackends, func(l *egressv1alpha1.BackendList) *[]egressv1alpha1.Backend { return &l.Items }, &res.Backends),
 		listed(listServices, func(l *corev1.ServiceList) *[]corev1.Service { return &l.Items }, &res.Services),
 		listed(listEndpointSlices, func(l *discoveryv1.EndpointSliceList) *[]discoveryv1.EndpointSlice { return &l.Items }, &res.EndpointSlices),
 		listed(listNamespaces, func(l *corev1.NamespaceList) *[]corev1.Namespace { return &l.Items }, &res.Namespaces),
@@ -84,17 +85,18 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 	return res, g.readReferenced(ctx, res)
 }
 
-// gatherList is one kind the gather lists: a new empty list of it, its patchFunc, and
-// where its items go.
+// gatherList is one kind the gather lists: how to list its items in full, its
+// patchFunc, and where its items go.
 type gatherList struct {
 	kind  listKind
-	empty func() client.ObjectList
+	what  reflect.Type // the list type, for errors
+	list  func(ctx context.Context, cache client.Reader) (any, error)
 	patch patchFunc
-	take  func(client.ObjectList)
+	take  func(items any)
 }
 
-// listed is the gatherList of kind k, whose list type's items are items(list), put
-// into *into.
+// listed is the gatherList of kind k held by value, whose list type's items are
+// items(list), put into *into.
 func listed[T any, PT interface {
 	*T
 	client.Object
@@ -102,18 +104,40 @@ func listed[T any, PT interface {
 	*L
 	client.ObjectList
 }](k listKind, items func(PL) *[]T, into *[]T) gatherList {
-	return gatherList{kind: k, empty: func() client.ObjectList { return PL(new(L)) }, patch: patcher[T, PT](items),
-		take: func(l client.ObjectList) { *into = *items(l.(PL)) }}
+	return gatherList{kind: k, what: reflect.TypeFor[PL](), patch: patcher(byValue[T, PT]()),
+		list: func(ctx context.Context, cache client.Reader) (any, error) {
+			l := PL(new(L))
+			err := cache.List(ctx, l, client.UnsafeDisableDeepCopy)
+			return *items(l), err
+		},
+		take: func(got any) { *into = got.([]T) }}
+}
+
+// pointed is the gatherList of kind k held by pointer (holding says why), whose list
+// type's items are items(list), put into *into.
+func pointed[T any, PT interface {
+	*T
+	client.Object
+}, L any, PL interface {
+	*L
+	client.ObjectList
+}](k listKind, items func(PL) *[]T, into *[]*T) gatherList {
+	return gatherList{kind: k, what: reflect.TypeFor[PL](), patch: patcher(byPointer[T, PT]()),
+		list: func(ctx context.Context, cache client.Reader) (any, error) {
+			l := PL(new(L))
+			err := cache.List(ctx, l, client.UnsafeDisableDeepCopy)
+			return egress.PointersTo(*items(l)), err
+		},
+		take: func(got any) { *into = got.([]*T) }}
 }
 
 // gatherKind lists (or patches, or hands out again) one kind into its place.
 func (g *gatherer) gatherKind(ctx context.Context, l gatherList) error {
-	empty := l.empty()
-	list, err := g.list(ctx, l.kind, empty, l.patch)
+	items, err := g.list(ctx, l)
 	if err != nil {
-		return fmt.Errorf("list %T: %w", empty, err)
+		return fmt.Errorf("list %s: %w", l.what, err)
 	}
-	l.take(list)
+	l.take(items)
 	return nil
 }
 

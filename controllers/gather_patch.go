@@ -70,28 +70,56 @@ func (t *touchedNames) take() (names []types.NamespacedName, ok bool) {
 	return names, ok
 }
 
-// patchFunc returns a new list that is kept with each named object replaced by the
-// cache's, added or removed, and the position of each object in it. index is kept's
-// (nil: not built yet); it is updated in place to become the new list's.
-type patchFunc func(ctx context.Context, cache client.Reader, kept client.ObjectList, index map[types.NamespacedName]int, names []types.NamespacedName) (client.ObjectList, map[types.NamespacedName]int, error)
+// patchFunc returns a new items slice that is kept with each named object replaced by
+// the cache's, added or removed, and the position of each object in it. kept and the
+// result are a kind's items as handed out ([]T, or []*T for a Backend); index is kept's
+// (nil: not built yet); it is updated in place to become the new slice's.
+type patchFunc func(ctx context.Context, cache client.Reader, kept any, index map[types.NamespacedName]int, names []types.NamespacedName) (any, map[types.NamespacedName]int, error)
 
-// patcher is the patchFunc of a list type L whose items are T; items gives a list's
-// items.
-func patcher[T any, PT interface {
+// holding is how a kind's items hold its objects, E being an item: by value (E is the
+// object's type) or by pointer (E is a pointer to it). The Backends are held by
+// pointer, so that patching one among 10,000 copies 10,000 pointers (80 KB) and not
+// 10,000 Backends (some 4 MB, most of what a Backend's edit allocated, 2026-12-03).
+type holding[E any] struct {
+	object func(*E) client.Object // the object an item holds
+	fresh  func() client.Object   // an empty object to read into
+	hold   func(client.Object) E  // the item that holds an object read
+}
+
+// byValue holds objects of type T in items of type T.
+func byValue[T any, PT interface {
 	*T
 	client.Object
-}, L any, PL interface {
-	*L
-	client.ObjectList
-}](items func(PL) *[]T) patchFunc {
-	return func(ctx context.Context, cache client.Reader, kept client.ObjectList, index map[types.NamespacedName]int, names []types.NamespacedName) (client.ObjectList, map[types.NamespacedName]int, error) {
-		from := *items(kept.(PL))
+}]() holding[T] {
+	return holding[T]{
+		object: func(e *T) client.Object { return PT(e) },
+		fresh:  func() client.Object { return PT(new(T)) },
+		hold:   func(o client.Object) T { return *(*T)(o.(PT)) },
+	}
+}
+
+// byPointer holds objects of type T in items of type *T.
+func byPointer[T any, PT interface {
+	*T
+	client.Object
+}]() holding[*T] {
+	return holding[*T]{
+		object: func(e **T) client.Object { return PT(*e) },
+		fresh:  func() client.Object { return PT(new(T)) },
+		hold:   func(o client.Object) *T { return (*T)(o.(PT)) },
+	}
+}
+
+// patcher is the patchFunc of items of type E held as h says.
+func patcher[E any](h holding[E]) patchFunc {
+	return func(ctx context.Context, cache client.Reader, kept any, index map[types.NamespacedName]int, names []types.NamespacedName) (any, map[types.NamespacedName]int, error) {
+		from := kept.([]E)
 		if index == nil {
-			index = indexOf[T, PT](from)
+			index = indexOf(h, from)
 		}
-		out := PL(new(L))
-		*items(out) = slices.Clone(from)
-		return out, index, patchItems[T, PT](ctx, cache, items(out), index, names)
+		out := slices.Clone(from)
+		err := patchItems(ctx, cache, h, &out, index, names)
+		return out, index, err
 	}
 }
 
@@ -100,7 +128,7 @@ func patcher[T any, PT interface {
 // zero when the kind was listed in full or handed out again. The walks over the lists
 // read it to redo only the named objects (gather_walks.go).
 type listPatch struct {
-	from  client.ObjectList
+	from  any
 	names []types.NamespacedName
 	index map[types.NamespacedName]int
 }
@@ -108,72 +136,63 @@ type listPatch struct {
 // patch patches kind k's kept list with the objects of names. Until it succeeds the
 // kind has no kept list: a failed patch may have half updated the index, and the next
 // gather lists the kind in full.
-func (g *gatherer) patch(ctx context.Context, k listKind, kept keptList, seen uint64, names []types.NamespacedName, patch patchFunc) (client.ObjectList, error) {
+func (g *gatherer) patch(ctx context.Context, k listKind, kept keptList, seen uint64, names []types.NamespacedName, patch patchFunc) (any, error) {
 	if len(names) == 0 { // the events counted since were named to an earlier gather
 		g.kept[k].events = seen
-		return kept.list, nil
+		return kept.items, nil
 	}
 	g.kept[k] = keptList{}
-	out, index, err := patch(ctx, g.cache, kept.list, kept.index, names)
+	out, index, err := patch(ctx, g.cache, kept.items, kept.index, names)
 	if err != nil {
 		return nil, err
 	}
-	g.kept[k] = keptList{events: seen, list: out, index: index}
-	g.patched[k] = listPatch{from: kept.list, names: names, index: index}
+	g.kept[k] = keptList{events: seen, items: out, index: index}
+	g.patched[k] = listPatch{from: kept.items, names: names, index: index}
 	return out, nil
 }
 
 // indexOf maps each item's name to its position.
-func indexOf[T any, PT interface {
-	*T
-	client.Object
-}](items []T) map[types.NamespacedName]int {
+func indexOf[E any](h holding[E], items []E) map[types.NamespacedName]int {
 	index := make(map[types.NamespacedName]int, len(items))
 	for i := range items {
-		index[client.ObjectKeyFromObject(PT(&items[i]))] = i
+		index[client.ObjectKeyFromObject(h.object(&items[i]))] = i
 	}
 	return index
 }
 
 // patchItems reads each named object from the cache into items: in place of the one of
 // that name, at the end when new, and a removed one's place taken by the last item.
-func patchItems[T any, PT interface {
-	*T
-	client.Object
-}](ctx context.Context, cache client.Reader, items *[]T, index map[types.NamespacedName]int, names []types.NamespacedName) error {
+func patchItems[E any](ctx context.Context, cache client.Reader, h holding[E], items *[]E, index map[types.NamespacedName]int, names []types.NamespacedName) error {
 	for _, name := range names {
-		obj := PT(new(T))
+		obj := h.fresh()
 		err := cache.Get(ctx, name, obj)
 		at, had := index[name]
 		switch {
 		case apierrors.IsNotFound(err):
 			if had {
-				removeItem[T, PT](items, index, at)
+				removeItem(h, items, index, at)
 			}
 		case err != nil:
 			return err
 		case had:
-			(*items)[at] = *obj
+			(*items)[at] = h.hold(obj)
 		default:
 			index[name] = len(*items)
-			*items = append(*items, *obj)
+			*items = append(*items, h.hold(obj))
 		}
 	}
 	return nil
 }
 
 // removeItem removes the item at position at, moving the last item there.
-func removeItem[T any, PT interface {
-	*T
-	client.Object
-}](items *[]T, index map[types.NamespacedName]int, at int) {
-	delete(index, client.ObjectKeyFromObject(PT(&(*items)[at])))
+func removeItem[E any](h holding[E], items *[]E, index map[types.NamespacedName]int, at int) {
+	delete(index, client.ObjectKeyFromObject(h.object(&(*items)[at])))
 	last := len(*items) - 1
 	if at != last {
 		(*items)[at] = (*items)[last]
-		index[client.ObjectKeyFromObject(PT(&(*items)[at]))] = at
+		index[client.ObjectKeyFromObject(h.object(&(*items)[at]))] = at
 	}
-	var zero T
+	var zero E
 	(*items)[last] = zero
 	*items = (*items)[:last]
 }

@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -60,24 +59,47 @@ func TestPatchedWalksEqualWholeWalks(t *testing.T) {
 				b := randomBackend(rng, fmt.Sprintf("b%d", i))
 				store[client.ObjectKeyFromObject(&b)] = b
 			}
-			list := &egressv1alpha1.BackendList{Items: slices.Collect(maps.Values(store))}
+			var items []*egressv1alpha1.Backend
+			for _, b := range store {
+				items = append(items, &b)
+			}
 			var names namesWalk
 			var refs referencesWalk
-			names.names(&egress.Resources{Backends: list.Items}, listPatch{})
-			refs.references(&egress.Resources{Backends: list.Items}, listPatch{})
-			patch := patcher[egressv1alpha1.Backend](func(l *egressv1alpha1.BackendList) *[]egressv1alpha1.Backend { return &l.Items })
+			names.names(&egress.Resources{Backends: items}, listPatch{})
+			refs.references(&egress.Resources{Backends: items}, listPatch{})
+			patch := patcher(byPointer[egressv1alpha1.Backend]())
 			var index map[types.NamespacedName]int
 			for step := range 40 {
 				named := changeStore(rng, store)
-				out, idx, err := patch(context.Background(), store, list, index, named)
+				kept := slices.Clone(items)
+				out, idx, err := patch(context.Background(), store, items, index, named)
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := listPatch{from: list, names: named, index: idx}
-				list, index = out.(*egressv1alpha1.BackendList), idx
-				checkPatchedStep(t, step, store, list.Items, index, &names, &refs, p)
+				checkSharedUnlessNamed(t, step, kept, items, out.([]*egressv1alpha1.Backend), named)
+				p := listPatch{from: items, names: named, index: idx}
+				items, index = out.([]*egressv1alpha1.Backend), idx
+				checkPatchedStep(t, step, store, items, index, &names, &refs, p)
 			}
 		})
+	}
+}
+
+// checkSharedUnlessNamed checks what holding the Backends by pointer is for: the kept
+// list is left as it was, and every Backend not named is the very one it held.
+func checkSharedUnlessNamed(t *testing.T, step int, kept, from, out []*egressv1alpha1.Backend, named []types.NamespacedName) {
+	t.Helper()
+	if !slices.Equal(kept, from) {
+		t.Fatalf("step %d: the patch changed the list it started from", step)
+	}
+	was := map[types.NamespacedName]*egressv1alpha1.Backend{}
+	for _, b := range from {
+		was[client.ObjectKeyFromObject(b)] = b
+	}
+	for _, b := range out {
+		if key := client.ObjectKeyFromObject(b); !slices.Contains(named, key) && was[key] != b {
+			t.Fatalf("step %d: Backend %s, not named, is a new object; want the kept one", step, key)
+		}
 	}
 }
 
@@ -100,14 +122,14 @@ func changeStore(rng *rand.Rand, store backendStore) []types.NamespacedName {
 	return named
 }
 
-func checkPatchedStep(t *testing.T, step int, store backendStore, items []egressv1alpha1.Backend, index map[types.NamespacedName]int,
+func checkPatchedStep(t *testing.T, step int, store backendStore, items []*egressv1alpha1.Backend, index map[types.NamespacedName]int,
 	names *namesWalk, refs *referencesWalk, p listPatch) {
 	t.Helper()
 	if len(items) != len(store) || len(index) != len(items) {
 		t.Fatalf("step %d: %d items, %d indexed, want the store's %d", step, len(items), len(index), len(store))
 	}
 	for i := range items {
-		key := client.ObjectKeyFromObject(&items[i])
+		key := client.ObjectKeyFromObject(items[i])
 		if want, ok := store[key]; !ok || index[key] != i || want.Spec.Destination.FQDN != items[i].Spec.Destination.FQDN {
 			t.Fatalf("step %d: item %d (%s) is not the store's, or indexed at %d", step, i, key, index[key])
 		}

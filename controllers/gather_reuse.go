@@ -82,37 +82,38 @@ func passingEach(seen func(client.Object)) predicate.Predicate {
 	}
 }
 
-// keptList is a kind's last list, the count of its events when it was taken and the
-// position of each object in it (built when first patched).
+// keptList is a kind's last items, the count of its events when they were taken and
+// the position of each object in them (built when first patched).
 type keptList struct {
 	events uint64
-	list   client.ObjectList
+	items  any
 	index  map[types.NamespacedName]int
 }
 
-// list fills list with kind k's objects and returns it, or returns the kind's last
-// list when no event of the kind came since it was taken, or that list patched with the
-// objects the events named (gather_patch.go) when patch is given. The count is read
-// before listing: an event that lands during the list is counted after it, and the
-// next gather lists again.
-func (g *gatherer) list(ctx context.Context, k listKind, list client.ObjectList, patch patchFunc) (client.ObjectList, error) {
+// list returns kind k's items as l lists them, or the kind's last items when no event of
+// the kind came since they were taken, or those patched with the objects the events
+// named (gather_patch.go). The count is read before listing: an event that lands during
+// the list is counted after it, and the next gather lists again.
+func (g *gatherer) list(ctx context.Context, l gatherList) (any, error) {
+	k := l.kind
 	g.patched[k] = listPatch{}
 	if g.events == nil || !g.events.counted[k].Load() {
-		return list, g.cache.List(ctx, list, client.UnsafeDisableDeepCopy)
+		return l.list(ctx, g.cache)
 	}
 	seen := g.events.events[k].Load()
 	kept := g.kept[k]
-	if kept.list != nil && kept.events == seen {
-		return kept.list, nil
+	if kept.items != nil && kept.events == seen {
+		return kept.items, nil
 	}
 	names, ok := g.events.touched[k].take()
-	if kept.list != nil && ok && patch != nil {
-		return g.patch(ctx, k, kept, seen, names, patch)
+	if kept.items != nil && ok {
+		return g.patch(ctx, k, kept, seen, names, l.patch)
 	}
 	g.kept[k] = keptList{}
-	if err := g.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+	items, err := l.list(ctx, g.cache)
+	if err != nil {
 		return nil, err
 	}
-	g.kept[k] = keptList{events: seen, list: list}
-	return list, nil
+	g.kept[k] = keptList{events: seen, items: items}
+	return items, nil
 }

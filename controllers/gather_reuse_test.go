@@ -153,7 +153,7 @@ func gatherKindsObjects(ns string) (*egressv1alpha1.Backend, *gwapiv1.HTTPRoute)
 
 func gatheredBackend(res *egress.Resources, ns, name string) *egressv1alpha1.Backend {
 	for i := range res.Backends {
-		if b := &res.Backends[i]; b.Namespace == ns && b.Name == name {
+		if b := res.Backends[i]; b.Namespace == ns && b.Name == name {
 			return b
 		}
 	}
@@ -251,7 +251,7 @@ func listedBackends(t *testing.T, c client.Reader, ns string) map[string]string 
 
 // sameBackends tells whether items are exactly the Backends of want, at its
 // resourceVersions, each once.
-func sameBackends(items []egressv1alpha1.Backend, want map[string]string) bool {
+func sameBackends(items []*egressv1alpha1.Backend, want map[string]string) bool {
 	got := map[string]string{}
 	for _, b := range items {
 		got[b.Name] = b.ResourceVersion

@@ -39,10 +39,9 @@ type backendShares[V comparable] struct {
 }
 
 // reset walks every Backend.
-func (s *backendShares[V]) reset(backends []egressv1alpha1.Backend) {
+func (s *backendShares[V]) reset(backends []*egressv1alpha1.Backend) {
 	s.by, s.counts = make(map[types.NamespacedName][]V, len(backends)), map[V]int{}
-	for i := range backends {
-		b := &backends[i]
+	for _, b := range backends {
 		vs := s.of(b)
 		s.by[client.ObjectKeyFromObject(b)] = vs
 		for _, v := range vs {
@@ -53,7 +52,7 @@ func (s *backendShares[V]) reset(backends []egressv1alpha1.Backend) {
 
 // redo walks again the Backends p names, in backends (the patched list), and tells
 // whether a value came or went (one that went and came back within the patch did not).
-func (s *backendShares[V]) redo(backends []egressv1alpha1.Backend, p listPatch) (changed bool) {
+func (s *backendShares[V]) redo(backends []*egressv1alpha1.Backend, p listPatch) (changed bool) {
 	had := map[V]bool{} // whether each value touched was wanted before the patch
 	touch := func(v V, by int) {
 		if _, seen := had[v]; !seen {
@@ -69,7 +68,7 @@ func (s *backendShares[V]) redo(backends []egressv1alpha1.Backend, p listPatch) 
 		}
 		delete(s.by, name)
 		if at, ok := p.index[name]; ok {
-			vs := s.of(&backends[at])
+			vs := s.of(backends[at])
 			s.by[name] = vs
 			for _, v := range vs {
 				touch(v, 1)
@@ -85,15 +84,15 @@ func (s *backendShares[V]) redo(backends []egressv1alpha1.Backend, p listPatch) 
 }
 
 // patchedFrom tells whether backends is last patched by p.
-func patchedFrom(last, backends []egressv1alpha1.Backend, p listPatch) bool {
-	from, ok := p.from.(*egressv1alpha1.BackendList)
-	return ok && p.index != nil && sameList(last, from.Items) && len(p.index) == len(backends)
+func patchedFrom(last, backends []*egressv1alpha1.Backend, p listPatch) bool {
+	from, ok := p.from.([]*egressv1alpha1.Backend)
+	return ok && p.index != nil && sameList(last, from) && len(p.index) == len(backends)
 }
 
 // referencesWalk is the last translate.References and the lists it read.
 type referencesWalk struct {
 	gateways  []gwapiv1.Gateway
-	backends  []egressv1alpha1.Backend
+	backends  []*egressv1alpha1.Backend
 	xbackends []gwapixv1alpha1.XBackend
 	policies  []gwapiv1.BackendTLSPolicy
 	shares    backendShares[translate.ObjectRef]
@@ -129,7 +128,7 @@ func (w *referencesWalk) references(res *egress.Resources, p listPatch) []transl
 
 // namesWalk is the last outsideNames and the lists it read.
 type namesWalk struct {
-	backends  []egressv1alpha1.Backend
+	backends  []*egressv1alpha1.Backend
 	xbackends []gwapixv1alpha1.XBackend
 	services  []corev1.Service
 	shares    backendShares[string]

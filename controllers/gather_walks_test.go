@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	egressv1alpha1 "github.com/portcullis-io/portcullis/api/v1alpha1"
@@ -43,7 +44,7 @@ func fqdnBackend(name, host, caSecret string) egressv1alpha1.Backend {
 }
 
 func TestWalksAreRedoneOnlyForNewLists(t *testing.T) {
-	res := &egress.Resources{Backends: []egressv1alpha1.Backend{fqdnBackend("a", "A.example.com", "ca-a")}}
+	res := &egress.Resources{Backends: []*egressv1alpha1.Backend{ptr.To(fqdnBackend("a", "A.example.com", "ca-a"))}}
 	var names namesWalk
 	var refs referencesWalk
 
@@ -66,7 +67,7 @@ func TestWalksAreRedoneOnlyForNewLists(t *testing.T) {
 	}
 
 	// A new Backend list (an event of the kind came): walked again.
-	changed := &egress.Resources{Backends: append(slices.Clone(res.Backends), fqdnBackend("b", "b.example.com", "ca-b"))}
+	changed := &egress.Resources{Backends: append(slices.Clone(res.Backends), ptr.To(fqdnBackend("b", "b.example.com", "ca-b")))}
 	changed.Services = []corev1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "apps"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "ext.example.com."}}}
 	if got, same := names.names(changed, listPatch{}); same || !slices.Equal(got, []string{"a.example.com", "b.example.com", "ext.example.com"}) {

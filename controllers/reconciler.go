@@ -467,7 +467,7 @@ func (r *Reconciler) emitWarnings(ws []translate.Warning) {
 func outsideNames(res *egress.Resources) []string {
 	set := map[string]bool{}
 	for i := range res.Backends {
-		for _, n := range backendOutsideName(&res.Backends[i]) {
+		for _, n := range backendOutsideName(res.Backends[i]) {
 			set[n] = true
 		}
 	}

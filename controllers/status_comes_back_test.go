@@ -30,7 +30,7 @@ func (s statusSequence) write(status metav1.ConditionStatus, gathered egressv1al
 	st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{s.be.Namespace + "/" + s.be.Name: {
 		Conditions: []metav1.Condition{{Type: egressv1alpha1.ConditionProgrammed, Status: status, Reason: "Test", Message: "test", ObservedGeneration: 1}},
 	}}}
-	if _, err := s.w.write(context.Background(), st, &egress.Resources{Backends: []egressv1alpha1.Backend{gathered}}, nil); err != nil {
+	if _, err := s.w.write(context.Background(), st, &egress.Resources{Backends: []*egressv1alpha1.Backend{&gathered}}, nil); err != nil {
 		s.t.Fatal(err)
 	}
 }

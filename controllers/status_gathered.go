@@ -91,7 +91,7 @@ func (idx *gatheredIndex) update(res *egress.Resources) {
 	indexKind(idx, res.TLSRoutes)
 	indexKind(idx, res.TCPRoutes)
 	indexKind(idx, res.BackendTLSPolicies)
-	indexKind(idx, res.Backends)
+	indexPointed(idx, res.Backends)
 	indexKind(idx, res.XBackends)
 }
 
@@ -104,42 +104,44 @@ func indexKind[T any, P interface {
 	*T
 	client.Object
 }](idx *gatheredIndex, objs []T) {
-	t := reflect.TypeFor[P]()
+	indexItems(idx, reflect.TypeFor[P](), objs, byValue[T, P]())
+}
+
+// indexPointed is indexKind for a kind held by pointer.
+func indexPointed[T any, P interface {
+	*T
+	client.Object
+}](idx *gatheredIndex, objs []*T) {
+	indexItems(idx, reflect.TypeFor[P](), objs, byPointer[T, P]())
+}
+
+// indexItems indexes the objects of type t that objs hold as h says.
+func indexItems[E any](idx *gatheredIndex, t reflect.Type, objs []E, h holding[E]) {
 	first := unsafe.Pointer(unsafe.SliceData(objs))
+	at := func(i int) client.Object { return h.object(&objs[i]) }
 	k := idx.kinds[t]
 	switch {
 	case k != nil && k.first == first && k.n == len(objs):
 		return
-	case k != nil && holdsNames[T, P](k.names, objs):
-		idx.kinds[t] = &kindIndex{first: first, n: len(objs), names: k.names, pos: k.pos, at: atOf[T, P](objs)}
+	case k != nil && holdsNames(k.names, len(objs), at):
+		idx.kinds[t] = &kindIndex{first: first, n: len(objs), names: k.names, pos: k.pos, at: at}
 		return
 	}
 	names, pos := make([]string, len(objs)), make(map[string]int, len(objs))
 	for i := range objs {
-		names[i] = client.ObjectKeyFromObject(P(&objs[i])).String()
+		names[i] = client.ObjectKeyFromObject(at(i)).String()
 		pos[names[i]] = i
 	}
-	idx.kinds[t] = &kindIndex{first: first, n: len(objs), names: names, pos: pos, at: atOf[T, P](objs)}
+	idx.kinds[t] = &kindIndex{first: first, n: len(objs), names: names, pos: pos, at: at}
 }
 
-// atOf gives the object at a place of objs.
-func atOf[T any, P interface {
-	*T
-	client.Object
-}](objs []T) func(int) client.Object {
-	return func(i int) client.Object { return P(&objs[i]) }
-}
-
-// holdsNames tells whether objs are named names, place by place.
-func holdsNames[T any, P interface {
-	*T
-	client.Object
-}](names []string, objs []T) bool {
-	if len(names) != len(objs) {
+// holdsNames tells whether the n objects at gives are named names, place by place.
+func holdsNames(names []string, n int, at func(int) client.Object) bool {
+	if len(names) != n {
 		return false
 	}
-	for i := range objs {
-		if o := P(&objs[i]); !isKey(names[i], o.GetNamespace(), o.GetName()) {
+	for i := range n {
+		if o := at(i); !isKey(names[i], o.GetNamespace(), o.GetName()) {
 			return false
 		}
 	}

@@ -20,12 +20,12 @@ import (
 // new list, and any other list of the kind (the same array with another length, names
 // in other places) is indexed again.
 func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
-	backend := func(name, rv string) egressv1alpha1.Backend {
-		return egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, ResourceVersion: rv}}
+	backend := func(name, rv string) *egressv1alpha1.Backend {
+		return &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, ResourceVersion: rv}}
 	}
 	routes := []gwapiv1.HTTPRoute{{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "r"}}}
-	first := []egressv1alpha1.Backend{backend("a", "1"), backend("b", "1")}
-	second := []egressv1alpha1.Backend{backend("a", "2"), backend("b", "2")}
+	first := []*egressv1alpha1.Backend{backend("a", "1"), backend("b", "1")}
+	second := []*egressv1alpha1.Backend{backend("a", "2"), backend("b", "2")}
 	backendType, routeType := reflect.TypeFor[*egressv1alpha1.Backend](), reflect.TypeFor[*gwapiv1.HTTPRoute]()
 	find := func(idx *gatheredIndex, name string) string {
 		o, ok := idx.find(gatheredKey{backendType, types.NamespacedName{Namespace: "apps", Name: name}})
@@ -63,12 +63,12 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 	}
 
 	idx.update(&egress.Resources{Backends: second})
-	swapped := []egressv1alpha1.Backend{backend("b", "3"), backend("a", "3")}
+	swapped := []*egressv1alpha1.Backend{backend("b", "3"), backend("a", "3")}
 	idx.update(&egress.Resources{Backends: swapped})
 	if got := find(&idx, "a"); got != "3" {
 		t.Fatalf("after a list with the names in other places, Backend a is at version %s; want 3", got)
 	}
-	if o, _ := idx.find(gatheredKey{backendType, types.NamespacedName{Namespace: "apps", Name: "b"}}); o != &swapped[0] {
+	if o, _ := idx.find(gatheredKey{backendType, types.NamespacedName{Namespace: "apps", Name: "b"}}); o != swapped[0] {
 		t.Fatal("Backend b is not found in its new place")
 	}
 

@@ -62,7 +62,7 @@ func TestStatusWriterComparesWithTheGatheredObjectFirst(t *testing.T) {
 		st := translate.Statuses{Backends: map[string]*egressv1alpha1.BackendStatus{ns + "/api": {
 			Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: message, ObservedGeneration: 1}},
 		}}}
-		if _, err := w.write(ctx, st, &egress.Resources{Backends: []egressv1alpha1.Backend{gathered}}, nil); err != nil {
+		if _, err := w.write(ctx, st, &egress.Resources{Backends: []*egressv1alpha1.Backend{&gathered}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		return c.gets.Load(), c.updates.Load()
@@ -180,10 +180,10 @@ func TestUnverifiedListsWhatMayNeedAWrite(t *testing.T) {
 		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Accepted", Message: msg}}}
 	}
 	w := &statusWriter{}
-	w.gathered.update(&egress.Resources{Backends: []egressv1alpha1.Backend{
+	w.gathered.update(&egress.Resources{Backends: egress.PointersTo([]egressv1alpha1.Backend{
 		backend("same", "7"), backend("newer", "8"), backend("changed-want", "7"), backend("never-verified", "7"),
 		backend("older-same", "6"), backend("older-changed", "6"),
-	}})
+	})})
 	typ := reflect.TypeFor[*egressv1alpha1.Backend]()
 	for _, name := range []string{"same", "newer", "changed-want", "not-gathered", "older-same", "older-changed"} {
 		w.verified.store(gatheredKey{typ, types.NamespacedName{Namespace: "apps", Name: name}}, "7", want("ok"))

@@ -45,7 +45,7 @@ func benchmarkStatusWriterNothingToWrite(b *testing.B, relist bool) {
 		meta := metav1.ObjectMeta{Namespace: "apps", Name: fmt.Sprintf("b%d", i), ResourceVersion: "1"}
 		want := &egressv1alpha1.BackendStatus{Conditions: accepted("Backend accepted")}
 		backends[meta.Namespace+"/"+meta.Name] = want
-		res.Backends = append(res.Backends, egressv1alpha1.Backend{ObjectMeta: meta, Status: *want})
+		res.Backends = append(res.Backends, &egressv1alpha1.Backend{ObjectMeta: meta, Status: *want})
 		meta.Name = fmt.Sprintf("r%d", i)
 		res.HTTPRoutes = append(res.HTTPRoutes, gwapiv1.HTTPRoute{ObjectMeta: meta})
 	}

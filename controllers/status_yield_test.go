@@ -40,7 +40,7 @@ func TestStatusWriteYieldsAndTheNextWritesTheRest(t *testing.T) {
 		if err := api.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
-		return &egress.Resources{Backends: list.Items}
+		return &egress.Resources{Backends: egress.PointersTo(list.Items)}
 	}
 	c := &countingClient{Client: api.Client}
 	w := &statusWriter{c: c, controller: "portcullis.io/gateway-controller", now: time.Now}

@@ -128,8 +128,8 @@ func (allowAll) CheckAddr(netip.Addr) (bool, string) { return true, "" }
 // uses), team-a's Backend for a name the DNS guard refused, and team-b's IP Backend with
 // a TCP port that team-b admits team-a to.
 func forwardProxyResources(proxyPort uint32, u proxyUpstreams, caPEM []byte) *egress.Resources {
-	backend := func(ns, name string, d egressv1alpha1.BackendDestination) egressv1alpha1.Backend {
-		return egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{Destination: d}}
+	backend := func(ns, name string, d egressv1alpha1.BackendDestination) *egressv1alpha1.Backend {
+		return &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: egressv1alpha1.BackendSpec{Destination: d}}
 	}
 	port := func(name string, l *countingListener, p egressv1alpha1.PortProtocol) egressv1alpha1.BackendPort {
 		return egressv1alpha1.BackendPort{Name: name, Port: int32(portOf(l)), Protocol: p}
@@ -159,7 +159,7 @@ func forwardProxyResources(proxyPort uint32, u proxyUpstreams, caPEM []byte) *eg
 				}}}}}},
 			},
 		}},
-		Backends: []egressv1alpha1.Backend{
+		Backends: []*egressv1alpha1.Backend{
 			backend("team-a", "api", egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN,
 				FQDN: &egressv1alpha1.FQDNDestination{Hostname: "api.example.com", TLS: &egressv1alpha1.BackendTLS{
 					CACertificates: []egressv1alpha1.CertificateRef{{SecretRef: egressv1alpha1.ObjectKeyReference{Name: "ca"}}},

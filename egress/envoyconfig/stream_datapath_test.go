@@ -103,7 +103,7 @@ func streamResources(tlsPort, tcpPort uint32, api, db *countingListener) *egress
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "db"},
 			Spec:       gwapiv1.TCPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: parents}, Rules: []gwapiv1.TCPRouteRule{{BackendRefs: backendRef("db")}}},
 		}},
-		Backends: []egressv1alpha1.Backend{
+		Backends: []*egressv1alpha1.Backend{
 			{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"}, Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{
 				Type: egressv1alpha1.DestinationTypeFQDN, FQDN: &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
 				Ports: []egressv1alpha1.BackendPort{{Name: "tls", Port: int32(portOf(api)), Protocol: egressv1alpha1.PortProtocolTLS}}}}},

@@ -26,7 +26,7 @@ func TestKeptIdentitiesAreTheLastTranslations(t *testing.T) {
 		t.Fatalf("kept identities: %d, want one per Backend (%d)", len(ids), len(res.Backends))
 	}
 	for i := range res.Backends {
-		if b := &res.Backends[i]; ids[i] != (backendID{uid: b.UID, generation: b.Generation}) {
+		if b := res.Backends[i]; ids[i] != (backendID{uid: b.UID, generation: b.Generation}) {
 			t.Errorf("place %d: kept %+v, want %s's identity %s/%d", i, ids[i], b.Name, b.UID, b.Generation)
 		}
 	}

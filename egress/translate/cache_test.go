@@ -97,7 +97,9 @@ func newAPIVersions() *apiVersions {
 
 func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	t.Helper()
-	versionSpecs(t, v, "Backend", res.Backends, func(o *egressv1alpha1.Backend) any { return o.Spec })
+	for _, b := range res.Backends {
+		versionSpec(t, v, "Backend", b, b.Spec)
+	}
 	versionSpecs(t, v, "HTTPRoute", res.HTTPRoutes, func(o *gwapiv1.HTTPRoute) any { return o.Spec })
 	versionSpecs(t, v, "GatewayClass", res.GatewayClasses, func(o *gwapiv1.GatewayClass) any { return o.Spec })
 	versionSpecs(t, v, "Gateway", res.Gateways, func(o *gwapiv1.Gateway) any { return o.Spec })
@@ -122,9 +124,15 @@ func versionSpecs[T any, P interface {
 	t.Helper()
 	for i := range objs {
 		o := P(&objs[i])
-		o.SetGeneration(v.generation(t, kind, o, spec(o)))
-		v.version(t, kind, o, o)
+		versionSpec(t, v, kind, o, spec(o))
 	}
+}
+
+// versionSpec versions one object by its spec.
+func versionSpec(t *testing.T, v *apiVersions, kind string, o metav1.Object, spec any) {
+	t.Helper()
+	o.SetGeneration(v.generation(t, kind, o, spec))
+	v.version(t, kind, o, o)
 }
 
 // versionAll versions every object of a kind by its whole content.

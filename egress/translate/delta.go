@@ -395,7 +395,7 @@ func (t *translator) changedBackends(res *egress.Resources, base *deltaBase) (ma
 	ids := t.keptIdentities(base)
 	changed, kept := map[types.NamespacedName]bool{}, 0
 	for i := range res.Backends {
-		b := &res.Backends[i]
+		b := res.Backends[i]
 		if b.UID == "" || b.Generation == 0 {
 			return nil, false
 		}

@@ -94,7 +94,7 @@ func editBackendSpec(rng *rand.Rand, res *egress.Resources) string {
 	if len(res.Backends) == 0 {
 		return "no Backend"
 	}
-	b := &res.Backends[rng.IntN(len(res.Backends))]
+	b := res.Backends[rng.IntN(len(res.Backends))]
 	tls := tlsOf(b)
 	switch rng.IntN(7) {
 	case 0:
@@ -161,7 +161,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 	backend := func(res *egress.Resources, name string) *egressv1alpha1.Backend {
 		for i := range res.Backends {
 			if res.Backends[i].Name == name {
-				return &res.Backends[i]
+				return res.Backends[i]
 			}
 		}
 		t.Fatalf("no Backend %s", name)
@@ -291,7 +291,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 			}},
 		{name: "a Backend is created with its name's first answer", input: "fqdn-backend-basic", delta: true,
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
-				created := *res.Backends[0].DeepCopy()
+				created := res.Backends[0].DeepCopy()
 				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
 				created.Spec.Destination.FQDN.Hostname = "created.example.com"
 				res.Backends = append(res.Backends, created)
@@ -301,7 +301,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 			}},
 		{name: "a Backend is created whose name another Backend reads, with another answer", input: "fqdn-backend-basic",
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
-				created := *res.Backends[0].DeepCopy()
+				created := res.Backends[0].DeepCopy()
 				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
 				res.Backends = append(res.Backends, created)
 				next := maps.Clone(addrs)
@@ -319,7 +319,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 				return addrs
 			},
 			edit: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
-				created := *res.Backends[0].DeepCopy()
+				created := res.Backends[0].DeepCopy()
 				created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
 				res.Backends = append(res.Backends, created)
 				return addrs
@@ -491,7 +491,7 @@ func TestDeltasFollowOneAnother(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "fqdn-backend-basic.in.yaml"))
 	cache, versions := NewCache(), newAPIVersions()
 	compareWithCold(t, "first translation", cache, versions, res, addrs, opts)
-	created := *res.Backends[0].DeepCopy()
+	created := res.Backends[0].DeepCopy()
 	created.Name, created.UID, created.ResourceVersion, created.Generation = "created", "", "", 0
 	created.Spec.Destination.FQDN.Hostname = "created.example.com"
 	res.Backends = append(res.Backends, created)

@@ -109,13 +109,13 @@ func (t *translator) index(res *egress.Resources) {
 	for i := range res.GatewayClasses {
 		t.classes[res.GatewayClasses[i].Name] = &res.GatewayClasses[i]
 	}
-	t.gateways = pointers(res.Gateways)
+	t.gateways = egress.PointersTo(res.Gateways)
 	sortObjects(t.gateways)
 	t.routes = sortedObjects[gwapiv1.HTTPRoute](t.cache, t.epoch, "HTTPRoutes", res.HTTPRoutes)
 	t.routeList = res.HTTPRoutes
 	t.streamRoutes = streamRoutesOf(res)
-	t.grants = pointers(res.ReferenceGrants)
-	t.policies = pointers(res.BackendTLSPolicies)
+	t.grants = egress.PointersTo(res.ReferenceGrants)
+	t.policies = egress.PointersTo(res.BackendTLSPolicies)
 	sortObjects(t.policies)
 	t.backends = t.indexBackends(res.Backends)
 	t.xbackends = indexXBackends(res.XBackends)
@@ -138,14 +138,6 @@ func (t *translator) index(res *egress.Resources) {
 type object interface {
 	GetNamespace() string
 	GetName() string
-}
-
-func pointers[T any](in []T) []*T {
-	out := make([]*T, len(in))
-	for i := range in {
-		out[i] = &in[i]
-	}
-	return out
 }
 
 // sortObjects orders objects by namespace/name so output never depends on input order.

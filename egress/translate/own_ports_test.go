@@ -22,7 +22,7 @@ func TestOwnPortsApplyToCachedBackends(t *testing.T) {
 			Ports: []egressv1alpha1.BackendPort{{Name: "http", Port: 19001, Protocol: egressv1alpha1.PortProtocolHTTP}},
 		}},
 	}
-	res := &egress.Resources{Backends: []egressv1alpha1.Backend{*b}}
+	res := &egress.Resources{Backends: []*egressv1alpha1.Backend{b}}
 	cache := NewCache()
 	opts := Options{AddressPolicy: prefixPolicy{netip.MustParsePrefix("169.254.0.0/16")}, Cache: cache}
 	steps := []struct {

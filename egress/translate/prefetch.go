@@ -26,13 +26,13 @@ const minPrefetch = 64
 //
 // When the Cache holds at least as many Backend translations as there are Backends,
 // nearly all of them are there: a few new ones are not worth a check of every Backend.
-func (t *translator) prefetch(backends []egressv1alpha1.Backend) (stop func()) {
+func (t *translator) prefetch(backends []*egressv1alpha1.Backend) (stop func()) {
 	workers := runtime.GOMAXPROCS(0) - 1
 	var jobs []func()
 	if workers > 0 && t.cache.backendCount() < len(backends) {
 		for i := range backends {
-			if t.cache.backend(nameOf(&backends[i]), t.epoch) == nil {
-				jobs = t.certificateJobs(&backends[i], jobs)
+			if t.cache.backend(nameOf(backends[i]), t.epoch) == nil {
+				jobs = t.certificateJobs(backends[i], jobs)
 			}
 		}
 	}

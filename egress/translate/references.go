@@ -27,7 +27,7 @@ func References(res *egress.Resources) []ObjectRef {
 		gatewayReferences(&res.Gateways[i], add)
 	}
 	for i := range res.Backends {
-		backendReferences(&res.Backends[i], add)
+		backendReferences(res.Backends[i], add)
 	}
 	for i := range res.XBackends {
 		if conv, e := convertXBackend(&res.XBackends[i]); e == nil {

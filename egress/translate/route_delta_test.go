@@ -49,7 +49,7 @@ type routeEditor struct {
 	rng             *rand.Rand
 	res             *egress.Resources
 	deleted         []gwapiv1.HTTPRoute
-	deletedBackends []egressv1alpha1.Backend
+	deletedBackends []*egressv1alpha1.Backend
 	copies          int
 }
 
@@ -92,7 +92,7 @@ func (e *routeEditor) deleteOrRestoreRoute() string {
 // deleteOrRestoreBackend deletes a Backend (routes may still name it) or creates a
 // deleted one again.
 func (e *routeEditor) deleteOrRestoreBackend() string {
-	return deleteOrRestore(e.rng, &e.res.Backends, &e.deletedBackends, "Backend", func(b *egressv1alpha1.Backend) string { return b.Name })
+	return deleteOrRestore(e.rng, &e.res.Backends, &e.deletedBackends, "Backend", func(b **egressv1alpha1.Backend) string { return (*b).Name })
 }
 
 // copyRoute creates a route like another under a new name, as a tenant applying a
@@ -119,7 +119,7 @@ func (e *routeEditor) createBackendAndRoute() string {
 					continue
 				}
 				e.copies++
-				nb, nr := *b.DeepCopy(), *r.DeepCopy()
+				nb, nr := b.DeepCopy(), *r.DeepCopy()
 				nb.Name, nb.UID, nb.ResourceVersion, nb.Generation = fmt.Sprintf("%s-new%d", b.Name, e.copies), "", "", 0
 				nr.Name, nr.UID, nr.ResourceVersion, nr.Generation = fmt.Sprintf("%s-new%d", r.Name, e.copies), "", "", 0
 				for i := range nr.Spec.Rules {
@@ -144,7 +144,7 @@ func (e *routeEditor) editBackendAndRoute() string {
 		r := &e.res.HTTPRoutes[i]
 		for _, ref := range routeRefs(r) {
 			for j := range e.res.Backends {
-				b := &e.res.Backends[j]
+				b := e.res.Backends[j]
 				if !namesBackend(ref) || refTarget(r.Namespace, ref) != (types.NamespacedName{Namespace: b.Namespace, Name: b.Name}) || len(b.Spec.Destination.Ports) == 0 {
 					continue
 				}

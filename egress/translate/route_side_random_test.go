@@ -43,7 +43,7 @@ type editor struct {
 	res   *egress.Resources
 	addrs egress.Addresses
 	// deleted are the Backends deleteOrRestoreBackend took away, to bring back.
-	deleted []egressv1alpha1.Backend
+	deleted []*egressv1alpha1.Backend
 }
 
 // randomEdit changes one thing of the input, chosen at random, and says what. Only
@@ -70,7 +70,7 @@ func editBackendPort(rng *rand.Rand, res *egress.Resources) string {
 	if len(res.Backends) == 0 {
 		return "no Backend to edit"
 	}
-	b := &res.Backends[rng.IntN(len(res.Backends))]
+	b := res.Backends[rng.IntN(len(res.Backends))]
 	ports := b.Spec.Destination.Ports
 	if len(ports) == 0 {
 		return "a Backend without ports"
@@ -90,7 +90,7 @@ func editBackendPort(rng *rand.Rand, res *egress.Resources) string {
 
 func editBackendDestination(rng *rand.Rand, res *egress.Resources) string {
 	for range len(res.Backends) {
-		b := &res.Backends[rng.IntN(len(res.Backends))]
+		b := res.Backends[rng.IntN(len(res.Backends))]
 		if f := b.Spec.Destination.FQDN; f != nil {
 			f.Hostname = fmt.Sprintf("moved%d.example.com", rng.IntN(3))
 			return "Backend " + b.Name + ": another hostname"
@@ -178,7 +178,7 @@ func editAnswer(rng *rand.Rand, addrs egress.Addresses) string {
 
 // deleteOrRestoreBackend deletes a Backend, or brings back the last one deleted.
 func (e *editor) deleteOrRestoreBackend() string {
-	return deleteOrRestore(e.rng, &e.res.Backends, &e.deleted, "Backend", func(b *egressv1alpha1.Backend) string { return b.Name })
+	return deleteOrRestore(e.rng, &e.res.Backends, &e.deleted, "Backend", func(b **egressv1alpha1.Backend) string { return (*b).Name })
 }
 
 // deleteOrRestore deletes one of list at random, keeping it in deleted, or brings back

@@ -20,7 +20,7 @@ import (
 func TestRouteSideFollowsItsInputs(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
 	backend := func(ns string) *egressv1alpha1.Backend { return findNamed(t, res.Backends, ns, "api") }
-	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, res.HTTPRoutes, ns, "api") }
+	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, egress.PointersTo(res.HTTPRoutes), ns, "api") }
 	runRouteSideSteps(t, res, addrs, opts, "gw/egress", []routeSideStep{
 		{"first translation", func() {}, computed},
 		{"unchanged", func() {}, reused},
@@ -57,7 +57,7 @@ func TestRouteSideFollowsItsInputs(t *testing.T) {
 		}, computed},
 		{"unchanged, every route refused", func() {}, reused},
 		{"a refused route's Backend is created again", func() {
-			res.Backends = append(res.Backends, egressv1alpha1.Backend{
+			res.Backends = append(res.Backends, &egressv1alpha1.Backend{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"},
 				Spec:       res.Backends[0].Spec,
 			})
@@ -135,16 +135,14 @@ func resolved(ip string) egress.Resolution {
 }
 
 // findNamed returns the object of items with that namespace and name.
-func findNamed[T any, P interface {
-	*T
-	object
-}](t *testing.T, items []T, ns, name string) P {
+func findNamed[P object](t *testing.T, items []P, ns, name string) P {
 	t.Helper()
-	for i := range items {
-		if o := P(&items[i]); o.GetNamespace() == ns && o.GetName() == name {
+	for _, o := range items {
+		if o.GetNamespace() == ns && o.GetName() == name {
 			return o
 		}
 	}
 	t.Fatalf("no %T named %s/%s", items, ns, name)
-	return nil
+	var none P
+	return none
 }

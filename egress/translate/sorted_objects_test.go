@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/portcullis-io/portcullis/egress"
 )
 
 // TestSortedObjectsSortAsSortObjects gives sortedObjects one list after the other with
@@ -34,7 +36,7 @@ func TestSortedObjectsSortAsSortObjects(t *testing.T) {
 	for i, step := range steps {
 		in := routesNamed(step.names)
 		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(i+1), "routes", in)
-		want := pointers(routesNamed(step.names))
+		want := egress.PointersTo(routesNamed(step.names))
 		sortObjects(want)
 		if !slices.EqualFunc(got, want, sameRoute) {
 			t.Errorf("%s: got %v, want %v", step.name, routeLabels(got), routeLabels(want))
@@ -108,7 +110,7 @@ func TestKeptOrderFollowsARandomWalk(t *testing.T) {
 		}
 		last = stripLabels(names)
 		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(step+1), "routes", routesNamed(names))
-		want := pointers(routesNamed(names))
+		want := egress.PointersTo(routesNamed(names))
 		sortObjects(want)
 		if !slices.EqualFunc(got, want, sameRoute) {
 			t.Fatalf("step %d: sortedObjects gave %v, want %v", step, routeLabels(got), routeLabels(want))

@@ -91,7 +91,7 @@ func tenantWorld() *egress.Resources {
 				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}}}, {
 				Name: "tcp", Port: 5432, Protocol: gwapiv1.TCPProtocolType,
 				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &from}}}}}}},
-		Backends: []egressv1alpha1.Backend{{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "good"},
+		Backends: []*egressv1alpha1.Backend{{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "good"},
 			Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{Type: egressv1alpha1.DestinationTypeFQDN,
 				FQDN:  &egressv1alpha1.FQDNDestination{Hostname: "api.example.com"},
 				Ports: []egressv1alpha1.BackendPort{{Name: "https", Port: 443, Protocol: egressv1alpha1.PortProtocolHTTPS}, {Name: "tls", Port: 8443, Protocol: egressv1alpha1.PortProtocolTLS}}}}}},
@@ -131,6 +131,9 @@ func randomTenant(data []byte) *egress.Resources {
 		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &ns}}
 	}
 	for i := range tenant.Backends {
+		if tenant.Backends[i] == nil { // a tenant's Backend is an object, never nothing
+			tenant.Backends[i] = &egressv1alpha1.Backend{}
+		}
 		tenant.Backends[i].ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("b%d", i), Namespace: "fuzz", Generation: 1}
 	}
 	for i := range tenant.Services {

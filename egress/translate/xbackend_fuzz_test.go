@@ -216,7 +216,7 @@ func checkXBackendCluster(t *testing.T, x *gwapixv1alpha1.XBackend, c *ir.Cluste
 func checkSameAsBackend(t *testing.T, x *gwapixv1alpha1.XBackend, b *egressv1alpha1.Backend, refs xbackendFuzzRefs, c *ir.Cluster) {
 	t.Helper()
 	res := xbackendFuzzWorld(refs)
-	res.Backends = append(res.Backends, *b)
+	res.Backends = append(res.Backends, b)
 	ref := &res.HTTPRoutes[len(res.HTTPRoutes)-1].Spec.Rules[0].BackendRefs[0].BackendRef.BackendObjectReference
 	ref.Group, ref.Kind = ptrTo(gwapiv1.Group(egressv1alpha1.GroupVersion.Group)), ptrTo(gwapiv1.Kind(egressv1alpha1.BackendKind))
 	want := clusterNamed(translateOne(t, res, x), "backend/fuzz/x/"+b.Spec.Destination.Ports[0].Name)

@@ -16,9 +16,10 @@ import (
 // (backendDelta in egress/translate; deltas/op says how many were): the route naming
 // the Backend is attached again and the Backend's cluster dropped or added.
 func BenchmarkOneBackendDeletedAndCreated(b *testing.B) {
-	gone := map[*egress.Resources]egressv1alpha1.Backend{}
+	gone := map[*egress.Resources]*egressv1alpha1.Backend{}
 	benchChanges(b, func(res *egress.Resources, i int) {
 		if back, ok := gone[res]; ok {
+			back = back.DeepCopy()
 			back.UID, back.ResourceVersion = types.UID("created-again-"+strconv.Itoa(i)), strconv.Itoa(i+2)
 			res.Backends = append(res.Backends, back)
 			delete(gone, res)

@@ -119,7 +119,7 @@ func republish(b *testing.B, server *xds.Server, builds *envoyconfig.Cache, res 
 // changeBackend replaces Backend k by a new version, as an update through the API
 // server would, whose server name depends on the iteration.
 func changeBackend(res *egress.Resources, k, iter int) {
-	next := *res.Backends[k].DeepCopy()
+	next := res.Backends[k].DeepCopy()
 	next.Generation++
 	next.ResourceVersion = strconv.Itoa(iter + 2)
 	sni := fmt.Sprintf("v%d.%s", iter, hostname(next.Name))

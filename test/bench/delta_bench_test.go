@@ -33,7 +33,7 @@ func BenchmarkDeltaOneBackendChanged(b *testing.B) {
 			var took time.Duration
 			for i := 0; b.Loop(); i++ {
 				k := i % w.total()
-				next := *res.Backends[k].DeepCopy()
+				next := res.Backends[k].DeepCopy()
 				next.Generation++
 				sni := fmt.Sprintf("v%d.%s", i, hostname(next.Name))
 				next.Spec.Destination.FQDN.TLS.ServerName = &sni
@@ -54,10 +54,10 @@ func systemCAResources(w workload) (*egress.Resources, egress.Addresses) {
 	res, addrs := w.resources(make([]keyPair, 2*w.total()))
 	res.Secrets, res.Pods = nil, nil
 	for i := range res.Backends {
-		b := &res.Backends[i]
+		b := res.Backends[i]
 		sca := systemCABackend(b.Namespace, b.Name)
 		sca.ObjectMeta = b.ObjectMeta
-		*b = *sca
+		res.Backends[i] = sca
 	}
 	versionObjects(res)
 	return res, addrs

@@ -152,7 +152,7 @@ func startTunnelProxy(b *testing.B, source uint32) (uint32, uint32) {
 					Group: ptrTo(gwapiv1.Group(egressv1alpha1.GroupVersion.Group)), Kind: ptrTo(gwapiv1.Kind(egressv1alpha1.BackendKind)), Name: "source"}}}}},
 			},
 		}},
-		Backends: []egressv1alpha1.Backend{{
+		Backends: []*egressv1alpha1.Backend{{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "source"},
 			Spec: egressv1alpha1.BackendSpec{Destination: egressv1alpha1.BackendDestination{
 				Type: egressv1alpha1.DestinationTypeIP, IP: &egressv1alpha1.IPDestination{Address: "127.0.0.1"},
