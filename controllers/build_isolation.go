@@ -251,7 +251,7 @@ func setOf(items []string) map[string]bool {
 // build's error. gw is the Gateway before units were left out.
 func refuseLeftOut(st *translate.Statuses, gw ir.Gateway, why map[string]error) {
 	refuseRoutes(st, gw.Name, why, "Envoy's configuration for this route could not be built, so the route is left out and the rest of the Gateway is served")
-	refuseClusters(*st, gw, why, "Envoy's configuration for this Backend could not be built (Gateway %s, cluster %s), so it is left out and the rest of the Gateway is served: %v")
+	refuseClusters(st, gw, why, "Envoy's configuration for this Backend could not be built (Gateway %s, cluster %s), so it is left out and the rest of the Gateway is served: %v")
 }
 
 // buildAndPublish builds and publishes a Gateway's configuration, leaving out what

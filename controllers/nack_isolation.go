@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -436,11 +437,14 @@ func union(a, b map[string]bool) map[string]bool {
 // refuseClusters marks the Backend behind each cluster of gw in why
 // Programmed=False/Rejected, the message being what (formatted with the Gateway, the
 // cluster and the error); the condition's transition also makes a Warning event. A
-// Service's cluster has no status of its own; Envoy's own log names it.
-func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, what string) {
+// Service's cluster has no status of its own; Envoy's own log names it. Like
+// refuseRoutes it writes into a copy of the map and of the entry: translation's map is
+// shared with the remembered translation (translation_reuse.go).
+func refuseClusters(st *translate.Statuses, gw ir.Gateway, why map[string]error, what string) {
 	if len(why) == 0 { // nearly always: spares a unit name made for each cluster
 		return
 	}
+	copied := false
 	for _, c := range gw.Clusters {
 		err := why[clusterUnit+c.Name]
 		if err == nil || c.Origin.Kind != ir.OriginBackend {
@@ -451,13 +455,14 @@ func refuseClusters(st translate.Statuses, gw ir.Gateway, why map[string]error, 
 		if bs == nil {
 			continue
 		}
-		// A copy: translation's statuses are shared with the remembered translation
-		// (translation_reuse.go), which must keep saying what translation said.
 		refused := *bs
 		refused.Conditions = slices.Clone(bs.Conditions)
 		if cond := findCond(refused.Conditions, egressv1alpha1.ConditionProgrammed); cond != nil {
 			cond.Status, cond.Reason = metav1.ConditionFalse, egressv1alpha1.ReasonRejected
 			cond.Message = fmt.Sprintf(what, gw.Name, c.Name, err)
+		}
+		if !copied {
+			st.Backends, copied = maps.Clone(st.Backends), true
 		}
 		st.Backends[key] = &refused
 	}

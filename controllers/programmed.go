@@ -229,15 +229,15 @@ func (r *Reconciler) markProgrammed(result *translate.Result, problems map[strin
 		markRejectedListeners(st, gateways[key], gatewayStates[key])
 	}
 	acks, waits := ackMessages{}, waitStates{}
-	for key, st := range result.Statuses.Backends {
+	result.Statuses.Backends = r.marks.mark(result.Statuses.Backends, func(key string, st *egressv1alpha1.BackendStatus) (programmedMark, bool) {
 		c := findCond(st.Conditions, egressv1alpha1.ConditionProgrammed)
 		if c == nil || c.Reason != egressv1alpha1.ReasonPending || !backendUsable(st) {
-			continue
+			return programmedMark{}, false
 		}
 		ps := backendState(key, translatedGeneration(st), result.BackendGateways[key], fleets, gatewayStates, acks, waits)
 		ps = r.marks.stillProgrammed(key, translatedGeneration(st), ps, acks.of(result.BackendGateways[key]))
-		result.Statuses.Backends[key] = r.marks.backend(key, st, programmedMark{boolStatus(ps.ok), ps.backendReason(), ps.message})
-	}
+		return programmedMark{boolStatus(ps.ok), ps.backendReason(), ps.message}, true
+	})
 	r.marks.sweep()
 	r.rememberProgrammedGateways(gatewayStates, gateways)
 }

@@ -357,7 +357,7 @@ func (r *Reconciler) publish(ctx context.Context, result *translate.Result, gate
 		gw, probeKey, rejected := r.isolateNacks(gw, desired)
 		refuseRoutes(&result.Statuses, gw.Name, rejected,
 			"Envoy rejected the configuration of this route, so the route is left out (Envoy keeps what it ran for it before) and the rest of the Gateway is served")
-		refuseClusters(result.Statuses, staged, rejected,
+		refuseClusters(&result.Statuses, staged, rejected,
 			"Envoy rejected this Backend's new settings (Gateway %s, cluster %s), so it keeps what it ran before (nothing, for a new one) and the rest of the Gateway is served: %v")
 		candidate := gw
 		gw, leftOut, version, err := r.buildAndPublish(gw)

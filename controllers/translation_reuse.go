@@ -59,18 +59,18 @@ func (r *Reconciler) remember(events uint64, own map[uint32]string, addrs egress
 }
 
 // markable is result with its own copies of what a reconcile changes after translation:
-// the Gateway statuses (Programmed, listeners, addresses), edited in place, and the map
-// of Backend statuses, whose entries are replaced by copies (backendMarks,
-// refuseClusters), so the remembered translation keeps saying what translation said.
-// The map of HTTPRoute statuses is shared: refuseRoutes, its one writer, copies it
-// first.
+// the Gateway statuses (Programmed, listeners, addresses), edited in place, so the
+// remembered translation keeps saying what translation said. The maps of HTTPRoute and
+// Backend statuses are shared: refuseRoutes and refuseClusters copy theirs before they
+// write, and the Backend statuses marked Programmed go into a map of the marks' own
+// (backendMarks.view). Copying the Backends' map here was 0.35 MB of every change at
+// 10,000 Backends.
 func markable(result translate.Result) translate.Result {
 	st := result.Statuses
 	st.Gateways = make(map[string]*gwapiv1.GatewayStatus, len(result.Statuses.Gateways))
 	for k, g := range result.Statuses.Gateways {
 		st.Gateways[k] = g.DeepCopy()
 	}
-	st.Backends = maps.Clone(result.Statuses.Backends)
 	result.Statuses = st
 	return result
 }
@@ -81,9 +81,38 @@ func markable(result translate.Result) translate.Result {
 // same way gets the same copy back, so the status writer's check of what it last
 // verified (verifiedStatuses) is a pointer comparison instead of a deep one: at 10,000
 // Backends the deep comparisons were a quarter of a reconcile's CPU.
+//
+// view is the map of Backend statuses a reconcile writes: translation's, each Pending
+// one replaced by its mark. It is kept from one reconcile to the next and written over,
+// so that marking allocates nothing where nothing changed; only the status writer and
+// the metrics read it, before the next reconcile.
 type backendMarks struct {
 	m     map[string]*backendMark
+	view  map[string]*egressv1alpha1.BackendStatus
 	round uint64
+}
+
+// mark returns the view of translated: each status as translation made it, or the
+// copy with its mark where markOf gives one. The view is written over, translated
+// left as it was.
+func (b *backendMarks) mark(translated map[string]*egressv1alpha1.BackendStatus, markOf func(key string, st *egressv1alpha1.BackendStatus) (programmedMark, bool)) map[string]*egressv1alpha1.BackendStatus {
+	if b.view == nil {
+		b.view = make(map[string]*egressv1alpha1.BackendStatus, len(translated))
+	}
+	for key, st := range translated {
+		if m, ok := markOf(key, st); ok {
+			st = b.backend(key, st, m)
+		}
+		b.view[key] = st
+	}
+	if len(b.view) > len(translated) { // a Backend translated before is gone
+		for key := range b.view {
+			if _, ok := translated[key]; !ok {
+				delete(b.view, key)
+			}
+		}
+	}
+	return b.view
 }
 
 type backendMark struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,12 @@ func TestReuseDecision(t *testing.T) {
 			if gotRes != res {
 				t.Error("the reused resources are not the ones translated")
 			}
-			got.Statuses.Backends["apps/api"] = r.marks.backend("apps/api", got.Statuses.Backends["apps/api"], programmedMark{status: metav1.ConditionTrue, reason: "Programmed"})
+			got.Statuses.Backends = r.marks.mark(got.Statuses.Backends, func(string, *egressv1alpha1.BackendStatus) (programmedMark, bool) {
+				return programmedMark{status: metav1.ConditionTrue, reason: "Programmed"}, true
+			})
+			if reason := got.Statuses.Backends["apps/api"].Conditions[0].Reason; reason != "Programmed" {
+				t.Errorf("the reuse's marked statuses say %q; want the mark", reason)
+			}
 			_, again, _ := r.reusable(tt.events, tt.own, func() egress.Addresses { return tt.addrs }, tt.now)
 			if reason := again.Statuses.Backends["apps/api"].Conditions[0].Reason; reason != "Pending" {
 				t.Errorf("marking one reuse changed the kept translation: the next reuse says %q", reason)
@@ -175,5 +181,39 @@ func TestBackendMarksAreReusedWhileTheyHold(t *testing.T) {
 	marks.sweep()
 	if len(marks.m) != 0 {
 		t.Errorf("%d marks kept after a reconcile that used none", len(marks.m))
+	}
+}
+
+// TestMarkedViewFollowsTranslation: the statuses a reconcile writes are translation's
+// with the marks in place of the Pending ones marked, in a map kept from one reconcile
+// to the next (marking allocates no map), holding no Backend translation no longer
+// has; translation's own map is never written.
+func TestMarkedViewFollowsTranslation(t *testing.T) {
+	pending := func() *egressv1alpha1.BackendStatus {
+		return &egressv1alpha1.BackendStatus{Conditions: []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionUnknown, Reason: "Pending"}}}
+	}
+	onlyA := func(key string, _ *egressv1alpha1.BackendStatus) (programmedMark, bool) {
+		return programmedMark{status: metav1.ConditionTrue, reason: "Programmed"}, key == "apps/a"
+	}
+	a, b, c := pending(), pending(), pending()
+	var marks backendMarks
+	first := map[string]*egressv1alpha1.BackendStatus{"apps/a": a, "apps/b": b}
+	view := marks.mark(first, onlyA)
+	if got := view["apps/a"]; got == a || got.Conditions[0].Reason != "Programmed" {
+		t.Errorf("apps/a in the view: %+v; want its mark, a copy", got)
+	}
+	if view["apps/b"] != b {
+		t.Error("apps/b, not marked, is not translation's own status in the view")
+	}
+	if first["apps/a"] != a || a.Conditions[0].Reason != "Pending" || len(first) != 2 {
+		t.Error("marking wrote into translation's map or status")
+	}
+	second := map[string]*egressv1alpha1.BackendStatus{"apps/a": a, "apps/c": c}
+	again := marks.mark(second, onlyA)
+	if reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(view).UnsafePointer() {
+		t.Error("the next reconcile's marking made a new map")
+	}
+	if _, ok := again["apps/b"]; ok || len(again) != 2 || again["apps/c"] != c {
+		t.Errorf("the view after apps/b went and apps/c came: %v; want apps/a marked and apps/c", again)
 	}
 }
