@@ -104,13 +104,7 @@ func listed[T any, PT interface {
 	*L
 	client.ObjectList
 }](k listKind, items func(PL) *[]T, into *[]T) gatherList {
-	return gatherList{kind: k, what: reflect.TypeFor[PL](), patch: patcher(byValue[T, PT]()),
-		list: func(ctx context.Context, cache client.Reader) (any, error) {
-			l := PL(new(L))
-			err := cache.List(ctx, l, client.UnsafeDisableDeepCopy)
-			return *items(l), err
-		},
-		take: func(got any) { *into = got.([]T) }}
+	return gathered[T, PT, L, PL](k, items, into, byValue[T, PT](), func(l []T) []T { return l })
 }
 
 // pointed is the gatherList of kind k held by pointer (holding says why), whose list
@@ -122,13 +116,25 @@ func pointed[T any, PT interface {
 	*L
 	client.ObjectList
 }](k listKind, items func(PL) *[]T, into *[]*T) gatherList {
-	return gatherList{kind: k, what: reflect.TypeFor[PL](), patch: patcher(byPointer[T, PT]()),
+	return gathered[T, PT, L, PL](k, items, into, byPointer[T, PT](), egress.PointersTo[T])
+}
+
+// gathered is the gatherList of kind k whose items E hold its objects as h says; hold
+// turns a listed list's items into them.
+func gathered[T any, PT interface {
+	*T
+	client.Object
+}, L any, PL interface {
+	*L
+	client.ObjectList
+}, E any](k listKind, items func(PL) *[]T, into *[]E, h holding[E], hold func([]T) []E) gatherList {
+	return gatherList{kind: k, what: reflect.TypeFor[PL](), patch: patcher(h),
 		list: func(ctx context.Context, cache client.Reader) (any, error) {
 			l := PL(new(L))
 			err := cache.List(ctx, l, client.UnsafeDisableDeepCopy)
-			return egress.PointersTo(*items(l)), err
+			return hold(*items(l)), err
 		},
-		take: func(got any) { *into = got.([]*T) }}
+		take: func(got any) { *into = got.([]E) }}
 }
 
 // gatherKind lists (or patches, or hands out again) one kind into its place.
