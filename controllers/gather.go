@@ -64,7 +64,7 @@ func (g *gatherer) gather(ctx context.Context) (*egress.Resources, error) {
 	lists := []gatherList{
 		listed(listGatewayClasses, func(l *gwapiv1.GatewayClassList) *[]gwapiv1.GatewayClass { return &l.Items }, &res.GatewayClasses),
 		listed(listGateways, func(l *gwapiv1.GatewayList) *[]gwapiv1.Gateway { return &l.Items }, &res.Gateways),
-		listed(listHTTPRoutes, func(l *gwapiv1.HTTPRouteList) *[]gwapiv1.HTTPRoute { return &l.Items }, &res.HTTPRoutes),
+		pointed(listHTTPRoutes, func(l *gwapiv1.HTTPRouteList) *[]gwapiv1.HTTPRoute { return &l.Items }, &res.HTTPRoutes),
 		listed(listTLSRoutes, func(l *gwapiv1.TLSRouteList) *[]gwapiv1.TLSRoute { return &l.Items }, &res.TLSRoutes),
 		listed(listTCPRoutes, func(l *gwapiv1.TCPRouteList) *[]gwapiv1.TCPRoute { return &l.Items }, &res.TCPRoutes),
 		listed(listReferenceGrants, func(l *gwapiv1.ReferenceGrantList) *[]gwapiv1.ReferenceGrant { return &l.Items }, &res.ReferenceGrants),

@@ -162,7 +162,7 @@ func gatheredBackend(res *egress.Resources, ns, name string) *egressv1alpha1.Bac
 
 func gatheredRoute(res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
 	for i := range res.HTTPRoutes {
-		if r := &res.HTTPRoutes[i]; r.Namespace == ns && r.Name == name {
+		if r := res.HTTPRoutes[i]; r.Namespace == ns && r.Name == name {
 			return r
 		}
 	}
@@ -174,7 +174,8 @@ func gatheredRoute(res *egress.Resources, ns, name string) *gwapiv1.HTTPRoute {
 // list with the three (the list carries an index only a patch builds) and the result
 // holds exactly the objects a fresh list of the cache holds, at their resourceVersions;
 // the HTTPRoutes, with no event, are the list handed out before; and an event counted
-// whose name was already taken changes nothing.
+// whose name was already taken changes nothing. An HTTPRoute's edit then patches the
+// routes, every other route the very object handed out before.
 func TestGatherPatchesTheNamedObjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -231,6 +232,30 @@ func TestGatherPatchesTheNamedObjects(t *testing.T) {
 	g.events.events[listBackends].Add(1)
 	if again := gatherOnce(t, g); &again.Backends[0] != &last.Backends[0] {
 		t.Error("a count with no name waiting made a new Backend list; want the last one handed out")
+	}
+
+	// An HTTPRoute's edit patches the routes as the Backends: every route not edited
+	// is the very object handed out before (the routes are held by pointer).
+	before := map[string]*gwapiv1.HTTPRoute{}
+	for _, r := range last.HTTPRoutes {
+		before[r.Name] = r
+	}
+	edited := before["api-2"].DeepCopy()
+	edited.Spec.Hostnames = []gwapiv1.Hostname{"edited.example.com"}
+	if err := api.Client.Update(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	patched := gatherUntil(t, g, func(res *egress.Resources) bool {
+		r := gatheredRoute(res, ns, "api-2")
+		return r != nil && r.ResourceVersion == edited.ResourceVersion
+	})
+	if g.kept[listHTTPRoutes].index == nil {
+		t.Error("the HTTPRoutes were listed in full; want the last list patched with the one edited")
+	}
+	for _, r := range patched.HTTPRoutes {
+		if r.Name != "api-2" && r != before[r.Name] {
+			t.Errorf("HTTPRoute %s, not edited, is a new object; want the one handed out before", r.Name)
+		}
 	}
 }
 

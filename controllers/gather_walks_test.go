@@ -58,7 +58,7 @@ func TestWalksAreRedoneOnlyForNewLists(t *testing.T) {
 	}
 
 	// Only another kind changed: the Backends are the list handed out again.
-	again := &egress.Resources{Backends: res.Backends, HTTPRoutes: make([]gwapiv1.HTTPRoute, 1)}
+	again := &egress.Resources{Backends: res.Backends, HTTPRoutes: []*gwapiv1.HTTPRoute{{}}}
 	if got, same := names.names(again, listPatch{}); !same || !slices.Equal(got, []string{"a.example.com"}) {
 		t.Errorf("walk of the same lists = %v, same %v; want the last, same", got, same)
 	}

@@ -31,7 +31,7 @@ var routeKinds = []routeKind{
 		newObj:   func() client.Object { return &gwapiv1.HTTPRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.HTTPRoute).Status.Parents },
 		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
-			return staleRoutes(res.HTTPRoutes, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
+			return staleRoutes(res.HTTPRoutes, byPointer[gwapiv1.HTTPRoute, *gwapiv1.HTTPRoute](), func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 	{
@@ -39,7 +39,7 @@ var routeKinds = []routeKind{
 		newObj:   func() client.Object { return &gwapiv1.TLSRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.TLSRoute).Status.Parents },
 		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
-			return staleRoutes(res.TLSRoutes, func(r *gwapiv1.TLSRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
+			return staleRoutes(res.TLSRoutes, byValue[gwapiv1.TLSRoute, *gwapiv1.TLSRoute](), func(r *gwapiv1.TLSRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 	{
@@ -47,23 +47,20 @@ var routeKinds = []routeKind{
 		newObj:   func() client.Object { return &gwapiv1.TCPRoute{} },
 		parents:  func(o client.Object) *[]gwapiv1.RouteParentStatus { return &o.(*gwapiv1.TCPRoute).Status.Parents },
 		stale: func(res *egress.Resources, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
-			return staleRoutes(res.TCPRoutes, func(r *gwapiv1.TCPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
+			return staleRoutes(res.TCPRoutes, byValue[gwapiv1.TCPRoute, *gwapiv1.TCPRoute](), func(r *gwapiv1.TCPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, controller, known)
 		},
 	},
 }
 
-// staleRoutes lists the routes among items that carry a parent entry of controller and
-// are not keys of written. Each route's "namespace/name" is looked up through one
+// staleRoutes lists the routes among items (held as h says) that carry a parent entry
+// of controller and are not keys of written. Each route's "namespace/name" is looked up through one
 // buffer, made a string only for the stale ones: making it for each of 10,000 routes on
 // every write was 2 MB a change.
-func staleRoutes[T any, P interface {
-	*T
-	client.Object
-}](items []T, parents func(P) []gwapiv1.RouteParentStatus, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
+func staleRoutes[E any, P client.Object](items []E, h holding[E], parents func(P) []gwapiv1.RouteParentStatus, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
 	var out []string
 	var key []byte
 	for i := range items {
-		p := P(&items[i])
+		p := h.object(&items[i]).(P)
 		if !hasRouteParentOf(parents(p), controller) && !known(p) {
 			continue
 		}

@@ -119,13 +119,13 @@ func TestParentEntryWrittenAfterTheGatherIsDropped(t *testing.T) {
 	}
 	const controller = "portcullis.io/gateway-controller"
 	w := &statusWriter{c: api.Client, fresh: api.Client, controller: controller, now: time.Now}
-	gathered := *route.DeepCopy() // no status: gathered before the write below
+	gathered := route.DeepCopy() // no status: gathered before the write below
 	key := route.Namespace + "/" + route.Name
 	accepted := translate.Statuses{HTTPRoutes: map[string][]gwapiv1.RouteParentStatus{key: {{
 		ParentRef: gwapiv1.ParentReference{Name: "egress"}, ControllerName: controller,
 		Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "test", ObservedGeneration: 1}},
 	}}}}
-	res := &egress.Resources{HTTPRoutes: []gwapiv1.HTTPRoute{gathered}}
+	res := &egress.Resources{HTTPRoutes: []*gwapiv1.HTTPRoute{gathered}}
 	if _, err := w.write(ctx, accepted, res, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (idx *gatheredIndex) update(res *egress.Resources) {
 	}
 	indexKind(idx, res.GatewayClasses)
 	indexKind(idx, res.Gateways)
-	indexKind(idx, res.HTTPRoutes)
+	indexPointed(idx, res.HTTPRoutes)
 	indexKind(idx, res.TLSRoutes)
 	indexKind(idx, res.TCPRoutes)
 	indexKind(idx, res.BackendTLSPolicies)

@@ -23,7 +23,7 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 	backend := func(name, rv string) *egressv1alpha1.Backend {
 		return &egressv1alpha1.Backend{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name, ResourceVersion: rv}}
 	}
-	routes := []gwapiv1.HTTPRoute{{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "r"}}}
+	routes := []*gwapiv1.HTTPRoute{{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "r"}}}
 	first := []*egressv1alpha1.Backend{backend("a", "1"), backend("b", "1")}
 	second := []*egressv1alpha1.Backend{backend("a", "2"), backend("b", "2")}
 	backendType, routeType := reflect.TypeFor[*egressv1alpha1.Backend](), reflect.TypeFor[*gwapiv1.HTTPRoute]()
@@ -41,7 +41,7 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 	if got := find(&idx, "a"); got != "1" {
 		t.Fatalf("after the first list, Backend a is at version %s; want 1", got)
 	}
-	if o, ok := idx.find(gatheredKey{routeType, types.NamespacedName{Namespace: "apps", Name: "r"}}); !ok || o != &routes[0] {
+	if o, ok := idx.find(gatheredKey{routeType, types.NamespacedName{Namespace: "apps", Name: "r"}}); !ok || o != routes[0] {
 		t.Fatal("the route is not found as the gathered object itself")
 	}
 
@@ -53,12 +53,12 @@ func TestGatheredIndexKeepsOnlyTheListsItIndexed(t *testing.T) {
 		t.Fatal("the route list was the same slice, yet it was indexed again")
 	}
 
-	copied := slices.Clone(routes)
+	copied := []*gwapiv1.HTTPRoute{routes[0].DeepCopy()}
 	idx.update(&egress.Resources{Backends: second[:1], HTTPRoutes: copied})
 	if got := find(&idx, "b"); got != "absent" {
 		t.Fatalf("the list without Backend b (same array, shorter) still finds it at version %s", got)
 	}
-	if o, ok := idx.find(gatheredKey{routeType, types.NamespacedName{Namespace: "apps", Name: "r"}}); !ok || o != &copied[0] {
+	if o, ok := idx.find(gatheredKey{routeType, types.NamespacedName{Namespace: "apps", Name: "r"}}); !ok || o != copied[0] {
 		t.Fatal("a copy of the route list, same names in the same places, still finds the route of the list indexed before")
 	}
 
@@ -100,7 +100,7 @@ func TestStaleRoutesAreOursWithoutAStatus(t *testing.T) {
 	}
 	written := map[string][]gwapiv1.RouteParentStatus{"apps/ours-written": nil, "apps/theirs-only": nil}
 	known := func(o client.Object) bool { return o.GetName() == "ours-written-since-the-gather" }
-	got := staleRoutes(items, func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, ours, known)
+	got := staleRoutes(items, byValue[gwapiv1.HTTPRoute, *gwapiv1.HTTPRoute](), func(r *gwapiv1.HTTPRoute) []gwapiv1.RouteParentStatus { return r.Status.Parents }, written, ours, known)
 	want := []string{"apps/ours-dropped", "apps/ours-dropped-too", "apps/ours-written-since-the-gather"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("stale routes = %q; want %q", got, want)

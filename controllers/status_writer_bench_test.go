@@ -47,11 +47,10 @@ func benchmarkStatusWriterNothingToWrite(b *testing.B, relist bool) {
 		backends[meta.Namespace+"/"+meta.Name] = want
 		res.Backends = append(res.Backends, &egressv1alpha1.Backend{ObjectMeta: meta, Status: *want})
 		meta.Name = fmt.Sprintf("r%d", i)
-		res.HTTPRoutes = append(res.HTTPRoutes, gwapiv1.HTTPRoute{ObjectMeta: meta})
+		res.HTTPRoutes = append(res.HTTPRoutes, &gwapiv1.HTTPRoute{ObjectMeta: meta})
 	}
 	stored := routeWants()
-	for i := range res.HTTPRoutes {
-		r := &res.HTTPRoutes[i]
+	for _, r := range res.HTTPRoutes {
 		r.Status.Parents = stored[r.Namespace+"/"+r.Name]
 	}
 	translations := []translate.Statuses{{Backends: backends, HTTPRoutes: routeWants()}, {Backends: backends, HTTPRoutes: routeWants()}}

@@ -149,7 +149,7 @@ func forwardProxyResources(proxyPort uint32, u proxyUpstreams, caPEM []byte) *eg
 				AllowedRoutes: &gwapiv1.AllowedRoutes{Namespaces: &gwapiv1.RouteNamespaces{From: &all}},
 			}}},
 		}},
-		HTTPRoutes: []gwapiv1.HTTPRoute{{
+		HTTPRoutes: []*gwapiv1.HTTPRoute{{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"},
 			Spec: gwapiv1.HTTPRouteSpec{
 				CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Name: "egress", Namespace: ptrTo(gwapiv1.Namespace("gw"))}}},

@@ -124,8 +124,8 @@ func regather(res *egress.Resources) map[string]*byte {
 
 // withCreatedRoute is the routes and a copy of the last one under a new name: a route
 // created since the last gather.
-func withCreatedRoute(routes []gwapiv1.HTTPRoute) []gwapiv1.HTTPRoute {
-	created := *routes[len(routes)-1].DeepCopy()
+func withCreatedRoute(routes []*gwapiv1.HTTPRoute) []*gwapiv1.HTTPRoute {
+	created := routes[len(routes)-1].DeepCopy()
 	created.Name += "-created"
 	created.UID, created.ResourceVersion, created.Generation = "", "", 0
 	return append(slices.Clone(routes), created)

@@ -100,7 +100,9 @@ func (v *apiVersions) assign(t *testing.T, res *egress.Resources) {
 	for _, b := range res.Backends {
 		versionSpec(t, v, "Backend", b, b.Spec)
 	}
-	versionSpecs(t, v, "HTTPRoute", res.HTTPRoutes, func(o *gwapiv1.HTTPRoute) any { return o.Spec })
+	for _, r := range res.HTTPRoutes {
+		versionSpec(t, v, "HTTPRoute", r, r.Spec)
+	}
 	versionSpecs(t, v, "GatewayClass", res.GatewayClasses, func(o *gwapiv1.GatewayClass) any { return o.Spec })
 	versionSpecs(t, v, "Gateway", res.Gateways, func(o *gwapiv1.Gateway) any { return o.Spec })
 	versionSpecs(t, v, "TLSRoute", res.TLSRoutes, func(o *gwapiv1.TLSRoute) any { return o.Spec })

@@ -250,7 +250,7 @@ func inputCounts(ids *[numDeltaKinds][]deltaID) (n [numDeltaKinds]int) {
 // f returns false; it returns false then.
 func eachInput(res *egress.Resources, f func(kind int, o metav1.Object) bool) bool {
 	return eachObject(res.GatewayClasses, deltaGatewayClasses, f) && eachObject(res.Gateways, deltaGateways, f) &&
-		eachObject(res.HTTPRoutes, deltaHTTPRoutes, f) && eachObject(res.TLSRoutes, deltaTLSRoutes, f) &&
+		eachPointed(res.HTTPRoutes, deltaHTTPRoutes, f) && eachObject(res.TLSRoutes, deltaTLSRoutes, f) &&
 		eachObject(res.TCPRoutes, deltaTCPRoutes, f) && eachObject(res.ReferenceGrants, deltaReferenceGrants, f) &&
 		eachObject(res.BackendTLSPolicies, deltaBackendTLSPolicies, f) && eachObject(res.Services, deltaServices, f) &&
 		eachObject(res.EndpointSlices, deltaEndpointSlices, f) && eachObject(res.Secrets, deltaSecrets, f) &&
@@ -265,6 +265,16 @@ func eachObject[T any, P interface {
 }](objs []T, kind int, f func(int, metav1.Object) bool) bool {
 	for i := range objs {
 		if !f(kind, P(&objs[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// eachPointed is eachObject of a kind held by pointer.
+func eachPointed[P metav1.Object](objs []P, kind int, f func(int, metav1.Object) bool) bool {
+	for _, o := range objs {
+		if !f(kind, o) {
 			return false
 		}
 	}
@@ -327,7 +337,7 @@ func (t *translator) startDelta(res *egress.Resources) *delta {
 // lists, in its order: a Backend's change leaves them so, and listing 10,000 identities
 // anew was 0.38 MB of each change (BenchmarkOneBackendChanged). The base never
 // modifies a list of identities; it only replaces it.
-func routeIDs(routes []gwapiv1.HTTPRoute, was []deltaID) ([]deltaID, bool) {
+func routeIDs(routes []*gwapiv1.HTTPRoute, was []deltaID) ([]deltaID, bool) {
 	if len(routes) == len(was) && len(was) > 0 && routesInOrder(routes, was) {
 		return was, true
 	}
@@ -335,9 +345,9 @@ func routeIDs(routes []gwapiv1.HTTPRoute, was []deltaID) ([]deltaID, bool) {
 }
 
 // routesInOrder tells whether routes have the identities was lists, in its order.
-func routesInOrder(routes []gwapiv1.HTTPRoute, was []deltaID) bool {
-	for i := range routes {
-		if idOf(deltaHTTPRoutes, &routes[i]) != was[i] {
+func routesInOrder(routes []*gwapiv1.HTTPRoute, was []deltaID) bool {
+	for i, r := range routes {
+		if idOf(deltaHTTPRoutes, r) != was[i] {
 			return false
 		}
 	}
@@ -345,13 +355,10 @@ func routesInOrder(routes []gwapiv1.HTTPRoute, was []deltaID) bool {
 }
 
 // kindIDs lists the identities of one kind's objects; false when one has none.
-func kindIDs[T any, P interface {
-	*T
-	metav1.Object
-}](objs []T, kind int) ([]deltaID, bool) {
+func kindIDs[P metav1.Object](objs []P, kind int) ([]deltaID, bool) {
 	ids := make([]deltaID, 0, len(objs))
-	for i := range objs {
-		id := idOf(kind, P(&objs[i]))
+	for _, o := range objs {
+		id := idOf(kind, o)
 		if !id.versioned(kind) {
 			return nil, false
 		}

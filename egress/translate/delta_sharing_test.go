@@ -109,24 +109,24 @@ func TestBackendGatewaysCopiesBeforeItsFirstChange(t *testing.T) {
 // generation), a route more or the same routes in another order give a new list, and a
 // route without an identity gives none (no delta).
 func TestRouteIDsAreTheBaseListWhenTheRoutesAreTheSame(t *testing.T) {
-	route := func(uid string, generation int64) gwapiv1.HTTPRoute {
-		return gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "ns", UID: types.UID(uid), Generation: generation}}
+	route := func(uid string, generation int64) *gwapiv1.HTTPRoute {
+		return &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "ns", UID: types.UID(uid), Generation: generation}}
 	}
-	was, ok := kindIDs([]gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, deltaHTTPRoutes)
+	was, ok := kindIDs([]*gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, deltaHTTPRoutes)
 	if !ok {
 		t.Fatal("versioned routes have identities")
 	}
 	tests := []struct {
 		name    string
-		routes  []gwapiv1.HTTPRoute
+		routes  []*gwapiv1.HTTPRoute
 		wantWas bool
 		wantOK  bool
 	}{
-		{name: "the same routes in the same order", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, wantWas: true, wantOK: true},
-		{name: "a route edited", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 2)}, wantOK: true},
-		{name: "the same routes in another order", routes: []gwapiv1.HTTPRoute{route("b", 1), route("a", 1)}, wantOK: true},
-		{name: "a route more", routes: []gwapiv1.HTTPRoute{route("a", 1), route("b", 1), route("c", 1)}, wantOK: true},
-		{name: "a route without a UID", routes: []gwapiv1.HTTPRoute{route("a", 1), route("", 1)}},
+		{name: "the same routes in the same order", routes: []*gwapiv1.HTTPRoute{route("a", 1), route("b", 1)}, wantWas: true, wantOK: true},
+		{name: "a route edited", routes: []*gwapiv1.HTTPRoute{route("a", 1), route("b", 2)}, wantOK: true},
+		{name: "the same routes in another order", routes: []*gwapiv1.HTTPRoute{route("b", 1), route("a", 1)}, wantOK: true},
+		{name: "a route more", routes: []*gwapiv1.HTTPRoute{route("a", 1), route("b", 1), route("c", 1)}, wantOK: true},
+		{name: "a route without a UID", routes: []*gwapiv1.HTTPRoute{route("a", 1), route("", 1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -312,7 +312,7 @@ func TestDeltaGivesUpWhereItMust(t *testing.T) {
 			}},
 		{name: "a Backend is created that a refused route names (the route is attached again)", input: "fqdn-backend-basic", delta: true,
 			prepare: func(res *egress.Resources, addrs egress.Addresses, _ *Options) egress.Addresses {
-				r := *res.HTTPRoutes[0].DeepCopy()
+				r := res.HTTPRoutes[0].DeepCopy()
 				r.Name = "waiting"
 				r.Spec.Rules[0].BackendRefs[0].Name = "created"
 				res.HTTPRoutes = append(res.HTTPRoutes, r)

@@ -33,8 +33,8 @@ type translator struct {
 	classes        map[string]*gwapiv1.GatewayClass
 	gateways       []*gwapiv1.Gateway
 	routes         []*gwapiv1.HTTPRoute
-	routeList      []gwapiv1.HTTPRoute // the input routes were sorted from (route_naming.go)
-	streamRoutes   []*streamRoute      // TLSRoutes and TCPRoutes, oldest first
+	routeList      []*gwapiv1.HTTPRoute // the input routes were sorted from (route_naming.go)
+	streamRoutes   []*streamRoute       // TLSRoutes and TCPRoutes, oldest first
 	grants         []*gwapiv1.ReferenceGrant
 	backends       map[types.NamespacedName]*backendSlot
 	backendIndex   *backendIndex // backends' slots, given back to the Cache when done
@@ -111,7 +111,7 @@ func (t *translator) index(res *egress.Resources) {
 	}
 	t.gateways = egress.PointersTo(res.Gateways)
 	sortObjects(t.gateways)
-	t.routes = sortedObjects[gwapiv1.HTTPRoute](t.cache, t.epoch, "HTTPRoutes", res.HTTPRoutes)
+	t.routes = sortedObjects(t.cache, t.epoch, "HTTPRoutes", res.HTTPRoutes)
 	t.routeList = res.HTTPRoutes
 	t.streamRoutes = streamRoutesOf(res)
 	t.grants = egress.PointersTo(res.ReferenceGrants)

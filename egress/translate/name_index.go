@@ -31,12 +31,12 @@ func indexedByName[T any, P interface {
 		return map[types.NamespacedName]*T{}
 	}
 	if e, ok := take(c, c.nameIndexes, id, epoch); ok {
-		if first, _ := e.first.(*T); first == &in[0] && sameNamesInPlace[T, P](e.names, in) {
+		if first, _ := e.first.(*T); first == &in[0] && sameNamesInPlace(e.names, in, valueObject[T, P]) {
 			return e.index.(map[types.NamespacedName]*T)
 		}
 	}
 	index := make(map[types.NamespacedName]*T, len(in))
 	indexByName[T, P](in, index)
-	put(c, c.nameIndexes, id, &nameIndexEntry{used: epoch, first: &in[0], names: namesOf[T, P](in), index: index})
+	put(c, c.nameIndexes, id, &nameIndexEntry{used: epoch, first: &in[0], names: namesOf(in, valueObject[T, P]), index: index})
 	return index
 }

@@ -48,7 +48,7 @@ func TestRouteEditsTranslateAsCold(t *testing.T) {
 type routeEditor struct {
 	rng             *rand.Rand
 	res             *egress.Resources
-	deleted         []gwapiv1.HTTPRoute
+	deleted         []*gwapiv1.HTTPRoute
 	deletedBackends []*egressv1alpha1.Backend
 	copies          int
 }
@@ -76,7 +76,7 @@ func editRoutePath(rng *rand.Rand, res *egress.Resources) string {
 	if len(res.HTTPRoutes) == 0 {
 		return "no HTTPRoute"
 	}
-	r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
+	r := res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 	if len(r.Spec.Rules) == 0 {
 		return "a route without rules"
 	}
@@ -86,7 +86,7 @@ func editRoutePath(rng *rand.Rand, res *egress.Resources) string {
 }
 
 func (e *routeEditor) deleteOrRestoreRoute() string {
-	return deleteOrRestore(e.rng, &e.res.HTTPRoutes, &e.deleted, "HTTPRoute", func(r *gwapiv1.HTTPRoute) string { return r.Name })
+	return deleteOrRestore(e.rng, &e.res.HTTPRoutes, &e.deleted, "HTTPRoute", func(r **gwapiv1.HTTPRoute) string { return (*r).Name })
 }
 
 // deleteOrRestoreBackend deletes a Backend (routes may still name it) or creates a
@@ -101,7 +101,7 @@ func (e *routeEditor) copyRoute() string {
 	if len(e.res.HTTPRoutes) == 0 {
 		return "no HTTPRoute to copy"
 	}
-	r := *e.res.HTTPRoutes[e.rng.IntN(len(e.res.HTTPRoutes))].DeepCopy()
+	r := e.res.HTTPRoutes[e.rng.IntN(len(e.res.HTTPRoutes))].DeepCopy()
 	e.copies++
 	r.Name = fmt.Sprintf("%s-copy%d", r.Name, e.copies)
 	r.UID, r.ResourceVersion, r.Generation = "", "", 0
@@ -113,13 +113,13 @@ func (e *routeEditor) copyRoute() string {
 // name and a copy of that route sending to it: a user applying both in one go.
 func (e *routeEditor) createBackendAndRoute() string {
 	for _, r := range e.res.HTTPRoutes {
-		for _, ref := range routeRefs(&r) {
+		for _, ref := range routeRefs(r) {
 			for _, b := range e.res.Backends {
 				if !namesBackend(ref) || refTarget(r.Namespace, ref) != (types.NamespacedName{Namespace: b.Namespace, Name: b.Name}) {
 					continue
 				}
 				e.copies++
-				nb, nr := b.DeepCopy(), *r.DeepCopy()
+				nb, nr := b.DeepCopy(), r.DeepCopy()
 				nb.Name, nb.UID, nb.ResourceVersion, nb.Generation = fmt.Sprintf("%s-new%d", b.Name, e.copies), "", "", 0
 				nr.Name, nr.UID, nr.ResourceVersion, nr.Generation = fmt.Sprintf("%s-new%d", r.Name, e.copies), "", "", 0
 				for i := range nr.Spec.Rules {
@@ -141,7 +141,7 @@ func (e *routeEditor) createBackendAndRoute() string {
 // it names: its name (so its cluster's) or its number (so the ref may no longer match).
 func (e *routeEditor) editBackendAndRoute() string {
 	for i := range e.res.HTTPRoutes {
-		r := &e.res.HTTPRoutes[i]
+		r := e.res.HTTPRoutes[i]
 		for _, ref := range routeRefs(r) {
 			for j := range e.res.Backends {
 				b := e.res.Backends[j]

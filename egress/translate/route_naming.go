@@ -14,17 +14,17 @@ import (
 // Gateway with the identity of every route it was computed from, and given again while
 // the routes, place by place, have those identities: a comparison of two values per
 // route instead of a walk through its parentRefs. When the very list of the last
-// answer comes again (the manager's gatherer hands it out again while no HTTPRoute
-// event came), the kept lists are given as they are; a new list with the same
-// identities gets the kept answer's places pointed at it. Routes without an identity
-// are walked every time.
+// answer comes again with the same routes at the answer's places (the manager's
+// gatherer hands it out again while no HTTPRoute event came), the kept lists are given
+// as they are; a new list with the same identities gets the kept answer's places
+// pointed at it. Routes without an identity are walked every time.
 
 // namingEntry is routesNaming's answer for one Gateway and what it came from.
 type namingEntry struct {
 	used uint64
 	// list is the input list the routes point into; ids every route's identity, in
 	// translation order; at the places of the routes naming the Gateway among them.
-	list   []gwapiv1.HTTPRoute
+	list   []*gwapiv1.HTTPRoute
 	ids    []routeSeen
 	at     []int32
 	seen   []routeSeen
@@ -39,7 +39,7 @@ func (e *namingEntry) lastUse() *uint64 { return &e.used }
 func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
 	key := gw.Namespace + "/" + gw.Name
 	if e, ok := take(t.cache, t.cache.namings, key, t.epoch); ok && holdsIdentities(e.ids, t.routes) {
-		if !sameList(e.list, t.routeList) {
+		if !sameList(e.list, t.routeList) || !e.pointsInto(t.routes) {
 			e = e.pointedAt(t.routes, t.routeList, t.epoch)
 			put(t.cache, t.cache.namings, key, e)
 		}
@@ -91,12 +91,26 @@ func holdsIdentities(ids []routeSeen, routes []*gwapiv1.HTTPRoute) bool {
 }
 
 // pointedAt is the entry's answer for routes of the same identities in another list.
-func (e *namingEntry) pointedAt(routes []*gwapiv1.HTTPRoute, list []gwapiv1.HTTPRoute, epoch uint64) *namingEntry {
+func (e *namingEntry) pointedAt(routes []*gwapiv1.HTTPRoute, list []*gwapiv1.HTTPRoute, epoch uint64) *namingEntry {
 	out := &namingEntry{used: epoch, list: list, ids: e.ids, at: e.at, seen: e.seen, routes: make([]*gwapiv1.HTTPRoute, len(e.at))}
 	for j, i := range e.at {
 		out.routes[j] = routes[i]
 	}
 	return out
+}
+
+// pointsInto tells whether the entry's routes are those at its places in routes. A list
+// handed out again holds the same routes, but the routes are held by pointer, and one
+// replaced in its place by an object of the same identity (a new resourceVersion of the
+// same generation; tests and benchmarks replace in place) must be read as it is now, as
+// it was when the list held routes by value.
+func (e *namingEntry) pointsInto(routes []*gwapiv1.HTTPRoute) bool {
+	for j, i := range e.at {
+		if e.routes[j] != routes[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sameList tells whether a and b are one list: the same array, as long.

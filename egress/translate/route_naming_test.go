@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"slices"
 	"testing"
 	"unsafe"
 
@@ -14,21 +13,22 @@ import (
 
 // TestRoutesNamingIsKeptWhileTheRoutesAreTheSame: the routes naming a Gateway are
 // walked once per set of route identities. The same list again gives the very answer
-// kept; a new list of the same identities the kept places, pointing into the new list;
+// kept, with a route replaced in its place by the same identity read as it is now; a
+// new list of the same identities the kept places, pointing into the new list;
 // a route replaced in its place by a new generation that leaves the Gateway (as the
 // benchmarks and tests edit inputs) a new walk; and routes without an identity are
 // walked every time (one naming the Gateway makes the answer unusable).
 func TestRoutesNamingIsKeptWhileTheRoutesAreTheSame(t *testing.T) {
 	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "gw", Name: "egress"}}
-	route := func(name, parent string) gwapiv1.HTTPRoute {
+	route := func(name, parent string) *gwapiv1.HTTPRoute {
 		ns := gwapiv1.Namespace("gw")
-		return gwapiv1.HTTPRoute{
+		return &gwapiv1.HTTPRoute{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, UID: types.UID("uid-team/" + name), Generation: 1},
 			Spec:       gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Namespace: &ns, Name: gwapiv1.ObjectName(parent)}}}},
 		}
 	}
 	cache := NewCache()
-	naming := func(routes []gwapiv1.HTTPRoute) ([]*gwapiv1.HTTPRoute, bool) {
+	naming := func(routes []*gwapiv1.HTTPRoute) ([]*gwapiv1.HTTPRoute, bool) {
 		tr := newTranslator(&egress.Resources{Gateways: []gwapiv1.Gateway{*gw}, HTTPRoutes: routes}, nil, Options{Cache: cache})
 		_, out, ok := tr.routesNaming(gw)
 		return out, ok
@@ -40,19 +40,19 @@ func TestRoutesNamingIsKeptWhileTheRoutesAreTheSame(t *testing.T) {
 		}
 		return out
 	}
-	pointInto := func(routes []*gwapiv1.HTTPRoute, list []gwapiv1.HTTPRoute, want ...int) bool {
+	pointInto := func(routes []*gwapiv1.HTTPRoute, list []*gwapiv1.HTTPRoute, want ...int) bool {
 		if len(routes) != len(want) {
 			return false
 		}
 		for j, i := range want {
-			if routes[j] != &list[i] {
+			if routes[j] != list[i] {
 				return false
 			}
 		}
 		return true
 	}
 
-	list := []gwapiv1.HTTPRoute{route("a", "egress"), route("b", "other"), route("c", "egress"), route("d", "egress"), route("e", "egress"), route("f", "egress")}
+	list := []*gwapiv1.HTTPRoute{route("a", "egress"), route("b", "other"), route("c", "egress"), route("d", "egress"), route("e", "egress"), route("f", "egress")}
 	first, ok := naming(list)
 	if !ok || !pointInto(first, list, 0, 2, 3, 4, 5) {
 		t.Fatalf("first walk: %v (ok %v), want a, c, d, e and f of the list", names(first), ok)
@@ -65,7 +65,16 @@ func TestRoutesNamingIsKeptWhileTheRoutesAreTheSame(t *testing.T) {
 		t.Errorf("the kept answer can be appended to in place (cap %d, len %d)", cap(again), len(again))
 	}
 
-	copied := slices.Clone(list)
+	list[3] = list[3].DeepCopy() // replaced in its place by the same generation
+	list[3].ResourceVersion = "2"
+	if same, _ := naming(list); !pointInto(same, list, 0, 2, 3, 4, 5) {
+		t.Errorf("a route replaced in its place by one of the same identity: %v, want the new object at its place", names(same))
+	}
+
+	copied := make([]*gwapiv1.HTTPRoute, len(list)) // new objects, as a list read again from the API server holds
+	for i, r := range list {
+		copied[i] = r.DeepCopy()
+	}
 	if moved, _ := naming(copied); !pointInto(moved, copied, 0, 2, 3, 4, 5) {
 		t.Errorf("a new list of the same routes: %v, want a, c, d, e and f of the new list", names(moved))
 	}
@@ -76,7 +85,7 @@ func TestRoutesNamingIsKeptWhileTheRoutesAreTheSame(t *testing.T) {
 		t.Errorf("after c was replaced in its place by a generation naming another Gateway: %v, want a, d, e and f", names(next))
 	}
 
-	anonymous := []gwapiv1.HTTPRoute{route("a", "egress"), route("b", "other")}
+	anonymous := []*gwapiv1.HTTPRoute{route("a", "egress"), route("b", "other")}
 	anonymous[1].UID = ""
 	if got, ok := naming(anonymous); !ok || !pointInto(got, anonymous, 0) {
 		t.Fatalf("a route without identity that names another Gateway: %v (ok %v), want a", names(got), ok)

@@ -103,7 +103,7 @@ func editRouteHostnames(rng *rand.Rand, res *egress.Resources) string {
 	if len(res.HTTPRoutes) == 0 {
 		return "no HTTPRoute"
 	}
-	r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
+	r := res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 	hosts := []gwapiv1.Hostname{"api.example.com", "*.example.com", "moved0.example.com", "other.example.org"}
 	r.Spec.Hostnames = []gwapiv1.Hostname{hosts[rng.IntN(len(hosts))]}
 	return "HTTPRoute " + r.Name + ": hostnames " + string(r.Spec.Hostnames[0])
@@ -111,7 +111,7 @@ func editRouteHostnames(rng *rand.Rand, res *egress.Resources) string {
 
 func editRouteRefPort(rng *rand.Rand, res *egress.Resources) string {
 	for range len(res.HTTPRoutes) {
-		r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
+		r := res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 		for i := range r.Spec.Rules {
 			if refs := r.Spec.Rules[i].BackendRefs; len(refs) > 0 {
 				toggle(&refs[rng.IntN(len(refs))].Port, 443)
@@ -124,7 +124,7 @@ func editRouteRefPort(rng *rand.Rand, res *egress.Resources) string {
 
 func editRouteParent(rng *rand.Rand, res *egress.Resources) string {
 	for range len(res.HTTPRoutes) {
-		r := &res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
+		r := res.HTTPRoutes[rng.IntN(len(res.HTTPRoutes))]
 		if len(r.Spec.ParentRefs) > 0 {
 			toggle(&r.Spec.ParentRefs[0].SectionName, "http")
 			return "HTTPRoute " + r.Name + ": sectionName set or cleared"

@@ -20,7 +20,7 @@ import (
 func TestRouteSideFollowsItsInputs(t *testing.T) {
 	res, addrs, opts := loadGoldenInput(t, filepath.Join("testdata", "tenant-isolation.in.yaml"))
 	backend := func(ns string) *egressv1alpha1.Backend { return findNamed(t, res.Backends, ns, "api") }
-	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, egress.PointersTo(res.HTTPRoutes), ns, "api") }
+	route := func(ns string) *gwapiv1.HTTPRoute { return findNamed(t, res.HTTPRoutes, ns, "api") }
 	runRouteSideSteps(t, res, addrs, opts, "gw/egress", []routeSideStep{
 		{"first translation", func() {}, computed},
 		{"unchanged", func() {}, reused},

@@ -38,7 +38,7 @@ func TestRoutesOfTwoGatewaysKeepBothStatuses(t *testing.T) {
 	other.Name = "egress-b"
 	res.Gateways = append(res.Gateways, other)
 	for i := range res.HTTPRoutes {
-		r := &res.HTTPRoutes[i]
+		r := res.HTTPRoutes[i]
 		ref := *r.Spec.ParentRefs[0].DeepCopy()
 		ref.Name = gwapiv1.ObjectName(other.Name)
 		r.Spec.ParentRefs = append(r.Spec.ParentRefs, ref)

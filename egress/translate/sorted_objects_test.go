@@ -10,8 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/portcullis-io/portcullis/egress"
 )
 
 // TestSortedObjectsSortAsSortObjects gives sortedObjects one list after the other with
@@ -35,8 +33,8 @@ func TestSortedObjectsSortAsSortObjects(t *testing.T) {
 	cache := NewCache()
 	for i, step := range steps {
 		in := routesNamed(step.names)
-		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(i+1), "routes", in)
-		want := egress.PointersTo(routesNamed(step.names))
+		got := sortedObjects(cache, uint64(i+1), "routes", in)
+		want := routesNamed(step.names)
 		sortObjects(want)
 		if !slices.EqualFunc(got, want, sameRoute) {
 			t.Errorf("%s: got %v, want %v", step.name, routeLabels(got), routeLabels(want))
@@ -46,12 +44,12 @@ func TestSortedObjectsSortAsSortObjects(t *testing.T) {
 
 // routesNamed makes one HTTPRoute per "namespace/name[=label]"; the label goes into an
 // annotation, so that two copies of a name can be told apart.
-func routesNamed(specs []string) []gwapiv1.HTTPRoute {
-	out := make([]gwapiv1.HTTPRoute, len(specs))
+func routesNamed(specs []string) []*gwapiv1.HTTPRoute {
+	out := make([]*gwapiv1.HTTPRoute, len(specs))
 	for i, s := range specs {
 		ns, rest, _ := strings.Cut(s, "/")
 		name, label, _ := strings.Cut(rest, "=")
-		out[i] = gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{"copy": label}}}
+		out[i] = &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{"copy": label}}}
 	}
 	return out
 }
@@ -109,8 +107,8 @@ func TestKeptOrderFollowsARandomWalk(t *testing.T) {
 			}
 		}
 		last = stripLabels(names)
-		got := sortedObjects[gwapiv1.HTTPRoute](cache, uint64(step+1), "routes", routesNamed(names))
-		want := egress.PointersTo(routesNamed(names))
+		got := sortedObjects(cache, uint64(step+1), "routes", routesNamed(names))
+		want := routesNamed(names)
 		sortObjects(want)
 		if !slices.EqualFunc(got, want, sameRoute) {
 			t.Fatalf("step %d: sortedObjects gave %v, want %v", step, routeLabels(got), routeLabels(want))

@@ -99,38 +99,33 @@ type nameOrderEntry struct {
 	placed []int32
 }
 
-// sortedObjects returns pointers to the objects of in, sorted by namespace/name as
-// sortObjects sorts them. id names the list among those a translation sorts.
-func sortedObjects[T any, P interface {
-	*T
-	object
-}](c *Cache, epoch uint64, id string, in []T) []P {
+// sortedObjects returns the objects of in (the HTTPRoutes, held by pointer), sorted by
+// namespace/name as sortObjects sorts them. id names the list among those a translation
+// sorts.
+func sortedObjects[P object](c *Cache, epoch uint64, id string, in []P) []P {
 	kept := c.nameOrder(id, epoch)
-	if kept != nil && sameNamesInPlace[T, P](kept.input, in) {
-		return inPlaces[T, P](in, kept.placed)
+	if kept != nil && sameNamesInPlace(kept.input, in, pointedObject[P]) {
+		return inPlaces(in, kept.placed)
 	}
 	var placed []int32
 	var names []types.NamespacedName
 	if kept != nil {
-		placed, names = placesFromKept[T, P](kept.names, in)
+		placed, names = placesFromKept(kept.names, in)
 	}
 	if placed == nil {
-		if placed, names = sortedPlaces[T, P](in); names == nil {
-			return inPlaces[T, P](in, placed) // a name twice: no order to keep (inNameOrder trusts a kept one)
+		if placed, names = sortedPlaces(in); names == nil {
+			return inPlaces(in, placed) // a name twice: no order to keep (inNameOrder trusts a kept one)
 		}
 	}
-	c.storeNameOrder(id, epoch, &nameOrderEntry{names: names, input: namesOf[T, P](in), placed: placed})
-	return inPlaces[T, P](in, placed)
+	c.storeNameOrder(id, epoch, &nameOrderEntry{names: names, input: namesOf(in, pointedObject[P]), placed: placed})
+	return inPlaces(in, placed)
 }
 
 // placesFromKept puts in in order from kept, the sorted names of an earlier list: the
 // places of in's objects in name order and their names; nil when a name is in in twice
 // or kept does not serve (keptNameOrder).
-func placesFromKept[T any, P interface {
-	*T
-	object
-}](kept []types.NamespacedName, in []T) ([]int32, []types.NamespacedName) {
-	byName, ok := objectsByName[T, P](in)
+func placesFromKept[P object](kept []types.NamespacedName, in []P) ([]int32, []types.NamespacedName) {
+	byName, ok := objectsByName(in)
 	if !ok {
 		return nil, nil
 	}
@@ -144,18 +139,15 @@ func placesFromKept[T any, P interface {
 
 // sortedPlaces sorts in's places by their objects' names, stably, as sortObjects does;
 // the names come back nil when a name is there twice.
-func sortedPlaces[T any, P interface {
-	*T
-	object
-}](in []T) ([]int32, []types.NamespacedName) {
+func sortedPlaces[P object](in []P) ([]int32, []types.NamespacedName) {
 	placed := make([]int32, len(in))
 	for i := range placed {
 		placed[i] = int32(i)
 	}
-	sort.SliceStable(placed, func(i, j int) bool { return lessName(nameOf(P(&in[placed[i]])), nameOf(P(&in[placed[j]]))) })
+	sort.SliceStable(placed, func(i, j int) bool { return lessName(nameOf(in[placed[i]]), nameOf(in[placed[j]])) })
 	names := make([]types.NamespacedName, len(in))
 	for i, at := range placed {
-		names[i] = nameOf(P(&in[at]))
+		names[i] = nameOf(in[at])
 		if i > 0 && names[i] == names[i-1] {
 			return placed, nil
 		}
@@ -163,40 +155,46 @@ func sortedPlaces[T any, P interface {
 	return placed, names
 }
 
-// inPlaces is pointers to the objects of in at placed, in placed's order.
-func inPlaces[T any, P interface {
-	*T
-	object
-}](in []T, placed []int32) []P {
+// inPlaces is the objects of in at placed, in placed's order.
+func inPlaces[P object](in []P, placed []int32) []P {
 	out := make([]P, len(placed))
 	for i, at := range placed {
-		out[i] = P(&in[at])
+		out[i] = in[at]
 	}
 	return out
 }
 
-// namesOf is the names of in's objects, in in's order.
-func namesOf[T any, P interface {
+// The lists named below hold their objects by value (the Secrets, Services and
+// ConfigMaps of name_index.go) or by pointer (the HTTPRoutes); obj gives the object of
+// an element either way.
+
+// valueObject is the object of an element of a list of objects.
+func valueObject[T any, P interface {
 	*T
 	object
-}](in []T) []types.NamespacedName {
+}](e *T) P {
+	return P(e)
+}
+
+// pointedObject is the object of an element of a list of pointers.
+func pointedObject[P object](e *P) P { return *e }
+
+// namesOf is the names of in's objects, in in's order.
+func namesOf[E any, P object](in []E, obj func(*E) P) []types.NamespacedName {
 	out := make([]types.NamespacedName, len(in))
 	for i := range in {
-		out[i] = nameOf(P(&in[i]))
+		out[i] = nameOf(obj(&in[i]))
 	}
 	return out
 }
 
 // sameNamesInPlace tells whether in holds exactly names, in their order.
-func sameNamesInPlace[T any, P interface {
-	*T
-	object
-}](names []types.NamespacedName, in []T) bool {
+func sameNamesInPlace[E any, P object](names []types.NamespacedName, in []E, obj func(*E) P) bool {
 	if len(names) != len(in) {
 		return false
 	}
 	for i := range in {
-		if o := P(&in[i]); names[i].Name != o.GetName() || names[i].Namespace != o.GetNamespace() {
+		if o := obj(&in[i]); names[i].Name != o.GetName() || names[i].Namespace != o.GetNamespace() {
 			return false
 		}
 	}
@@ -205,13 +203,10 @@ func sameNamesInPlace[T any, P interface {
 
 // objectsByName indexes the places of in's objects by name; false when a name is
 // there twice.
-func objectsByName[T any, P interface {
-	*T
-	object
-}](in []T) (map[types.NamespacedName]int32, bool) {
+func objectsByName[P object](in []P) (map[types.NamespacedName]int32, bool) {
 	byName := make(map[types.NamespacedName]int32, len(in))
-	for i := range in {
-		n := nameOf(P(&in[i]))
+	for i, o := range in {
+		n := nameOf(o)
 		if _, twice := byName[n]; twice {
 			return nil, false
 		}

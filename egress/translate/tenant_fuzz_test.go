@@ -100,7 +100,7 @@ func tenantWorld() *egress.Resources {
 				Hostnames: []gwapiv1.Hostname{"good.example.com"},
 				Rules: []gwapiv1.TLSRouteRule{{BackendRefs: []gwapiv1.BackendRef{{BackendObjectReference: gwapiv1.BackendObjectReference{
 					Group: ptrTo(gwapiv1.Group("egress.portcullis.io")), Kind: ptrTo(gwapiv1.Kind("Backend")), Name: "api", Port: ptrTo(gwapiv1.PortNumber(8443))}}}}}}}},
-		HTTPRoutes: []gwapiv1.HTTPRoute{tenantRoute("good", "api", gwapiv1.HTTPRouteSpec{
+		HTTPRoutes: []*gwapiv1.HTTPRoute{tenantRoute("good", "api", gwapiv1.HTTPRouteSpec{
 			Hostnames: []gwapiv1.Hostname{"good.example.com"},
 			Rules: []gwapiv1.HTTPRouteRule{{BackendRefs: []gwapiv1.HTTPBackendRef{{BackendRef: gwapiv1.BackendRef{
 				BackendObjectReference: gwapiv1.BackendObjectReference{Group: ptrTo(gwapiv1.Group("egress.portcullis.io")), Kind: ptrTo(gwapiv1.Kind("Backend")), Name: "api"}}}}}}})},
@@ -115,8 +115,8 @@ func randomTenant(data []byte) *egress.Resources {
 		func(s *string, c randfill.Continue) { *s = hostileVocabulary[c.Intn(len(hostileVocabulary))] },
 	).Fill(tenant)
 	ns := gwapiv1.Namespace("gw")
-	for i := range tenant.HTTPRoutes {
-		r := &tenant.HTTPRoutes[i]
+	tenant.HTTPRoutes = withoutNil(tenant.HTTPRoutes) // the gatherer never hands out a nil route
+	for i, r := range tenant.HTTPRoutes {
 		r.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("r%d", i), Namespace: "fuzz", Generation: 1}
 		r.Spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &ns}}
 	}
@@ -152,10 +152,10 @@ func randomTenant(data []byte) *egress.Resources {
 		EndpointSlices: tenant.EndpointSlices, Secrets: tenant.Secrets}
 }
 
-func tenantRoute(ns, name string, spec gwapiv1.HTTPRouteSpec) gwapiv1.HTTPRoute {
+func tenantRoute(ns, name string, spec gwapiv1.HTTPRouteSpec) *gwapiv1.HTTPRoute {
 	gwNS := gwapiv1.Namespace("gw")
 	spec.ParentRefs = []gwapiv1.ParentReference{{Name: "egress", Namespace: &gwNS}}
-	return gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 1}, Spec: spec}
+	return &gwapiv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 1}, Spec: spec}
 }
 
 // routeOwners lists the HTTPRoutes ("namespace/name") with a route in the Gateway.

@@ -98,7 +98,7 @@ const ReasonIgnoredInlineTLS = "IgnoredInlineTLS"
 // a new map, as the manager's gatherer and the DNS guard do. The Cache relies on it
 // to tell what changed since the last translation (cache.go, delta.go).
 func Translate(res *egress.Resources, addrs egress.Addresses, opts Options) Result {
-	res = withoutNilBackends(res)
+	res = withoutNilEntries(res)
 	t := newTranslator(res, addrs, opts)
 	if d := t.startDelta(res); d != nil {
 		t.delta = d

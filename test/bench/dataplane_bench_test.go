@@ -316,7 +316,7 @@ func dataPlaneResources(b *testing.B, up upstream, port int32, isolated bool) (*
 	rt := route("upstream", gatewayName(0), upstreamHost)
 	upstreamPort := gwapiv1.PortNumber(up.port)
 	rt.Spec.Rules[0].BackendRefs[0].Port = &upstreamPort
-	res.Backends, res.HTTPRoutes = append(res.Backends, &be), append(res.HTTPRoutes, rt)
+	res.Backends, res.HTTPRoutes = append(res.Backends, &be), append(res.HTTPRoutes, &rt)
 	res.Secrets = append(res.Secrets, corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: caSecretName("upstream"), Namespace: appsNS}, Data: map[string][]byte{"ca.crt": up.caPEM}})
 	res.Pods = append(res.Pods, callerPod(appsNS, "load-generator", loopback))
 	addrs[upstreamHost] = resolvedTo(loopback)

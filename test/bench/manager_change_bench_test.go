@@ -64,6 +64,13 @@ var defaultManagerSizes = []int{50}
 // benchmark must not drain it. After the tries, the clusters served over ADS are
 // checked to carry the last server name set.
 func BenchmarkManagerOneBackendChanged(b *testing.B) {
+	benchManagerChanges(b, (*managerWorld).changeOne, (*managerWorld).verifyPublished)
+}
+
+// benchManagerChanges times changes through the real manager at each size: change
+// makes the i-th change to the named object and returns how long it took to publish,
+// and what verify then checks the published state carries.
+func benchManagerChanges(b *testing.B, change func(*managerWorld, *testing.B, string, int) (change, string), verify func(*managerWorld, *testing.B, string)) {
 	for _, n := range sizeList(b, envManagerSizes, defaultManagerSizes) {
 		b.Run(fmt.Sprintf("backends=%d", n), func(b *testing.B) {
 			w := startManagerWorld(b)
@@ -73,17 +80,16 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			w.waitPublished(b, n)
 			settled := time.Since(setup) - created
 			var took, answered, collected []time.Duration
-			var sni string
+			var last string
 			stop := startManagerProfile(b, n)
 			stopTrace := startManagerTrace(b, n)
 			countedBefore, idleBefore := w.reconcilesByHow(b), w.idleCollections(b)
 			quiet := envDuration(b, envManagerQuiet, 50*time.Millisecond)
 			for i := 0; b.Loop(); i++ {
-				var c change
 				markChange(i, "start")
-				c, sni = w.changeOne(b, objectName(0, (i*7919)%n), i)
+				c, made := change(w, b, objectName(0, (i*7919)%n), i)
 				markChange(i, fmt.Sprintf("end %d", c.took.Microseconds()))
-				took, answered = append(took, c.took), append(answered, c.took-c.update)
+				took, answered, last = append(took, c.took), append(answered, c.took-c.update), made
 				if c.collected {
 					collected = append(collected, c.took)
 				}
@@ -92,7 +98,7 @@ func BenchmarkManagerOneBackendChanged(b *testing.B) {
 			stop()
 			stopTrace()
 			countedAfter, idleAfter := w.reconcilesByHow(b), w.idleCollections(b)
-			w.verifyPublished(b, sni)
+			verify(w, b, last)
 			reportFirstChange(b, took)
 			reportPercentiles(b, took)
 			reportPercentilesAs(b, "after-update-", answered)

@@ -157,7 +157,7 @@ func loadBackends(b *testing.B, c client.Client, dns *dnstest.Server, w workload
 	createObjects(b, c, &res.GatewayClasses[0], &res.Gateways[0])
 	applied := os.Getenv(envManagerMemoryApplied) == "1"
 	createParallel(b, c, 16, w.total(), func(k int) []client.Object {
-		objs := []client.Object{&res.Secrets[2*k], &res.Secrets[2*k+1], res.Backends[k], &res.HTTPRoutes[k]}
+		objs := []client.Object{&res.Secrets[2*k], &res.Secrets[2*k+1], res.Backends[k], res.HTTPRoutes[k]}
 		for _, o := range objs {
 			o.SetResourceVersion("")
 			if applied {

@@ -21,7 +21,7 @@ func BenchmarkOneRouteChanged(b *testing.B) {
 // changeRoute replaces HTTPRoute k by a new generation whose only match is a path
 // prefix that depends on the iteration.
 func changeRoute(res *egress.Resources, k, iter int) {
-	next := *res.HTTPRoutes[k].DeepCopy()
+	next := res.HTTPRoutes[k].DeepCopy()
 	next.Generation++
 	next.ResourceVersion = strconv.Itoa(iter + 2)
 	prefix, path := gwapiv1.PathMatchPathPrefix, "/v"+strconv.Itoa(iter)

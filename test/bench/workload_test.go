@@ -70,7 +70,7 @@ func (w workload) resources(pairs []keyPair) (*egress.Resources, egress.Addresse
 			be, rt := backend(name, hostname(name)), route(name, gatewayName(g), hostname(name))
 			cs, ca := clientSecret(name, pairs[2*k]), caSecret(name, pairs[2*k+1])
 			be.Namespace, rt.Namespace, cs.Namespace, ca.Namespace = ns, ns, ns, ns
-			res.Backends, res.HTTPRoutes = append(res.Backends, &be), append(res.HTTPRoutes, rt)
+			res.Backends, res.HTTPRoutes = append(res.Backends, &be), append(res.HTTPRoutes, &rt)
 			res.Secrets = append(res.Secrets, cs, ca)
 			addrs[hostname(name)] = resolvedTo(publicIP(k))
 		}
