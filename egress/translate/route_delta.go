@@ -148,15 +148,13 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 	if !keep || e == nil || e.inputs != inputs || len(e.spans) != len(e.routes) {
 		return false
 	}
-	kept := make(map[routeSeen]int, len(e.routes))
-	for i, seen := range e.routes {
-		kept[seen] = i
-	}
+	kept := routePlaces{kept: e.routes}
 	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{},
-		refs: make([]refSeen, 0, len(e.refs)), statuses: make([]parentSeen, 0, len(e.statuses))}
+		spans: make([]routeSpan, 0, len(e.spans)), refs: make([]refSeen, 0, len(e.refs)),
+		exists: make([]existenceSeen, 0, len(e.exists)), statuses: make([]parentSeen, 0, len(e.statuses))}
 	choices := listenerChoices{}
 	for _, r := range g.naming {
-		i, ok := kept[routeSeen{uid: r.UID, generation: r.Generation}]
+		i, ok := kept.find(routeSeen{uid: r.UID, generation: r.Generation})
 		if !ok {
 			t.attachOneRoute(g, choices, r)
 			continue
