@@ -43,8 +43,13 @@ type routeDelta struct {
 }
 
 // routeChanges lists the route identities that are new (created, or a new generation)
-// and gone (deleted, or an old generation), as sets.
+// and gone (deleted, or an old generation), as sets. The two lists mostly differ in one
+// stretch (a route created, edited or deleted among 10,000 in the same order), so only
+// what lies between their common head and common tail is put in sets: a list holds an
+// identity once, so one in the head or tail of both is in neither's middle. The two
+// sets of every identity were 1.3 MB of each route edit at 10,000.
 func routeChanges(now, was []deltaID) (added, gone map[routeSeen]bool) {
+	now, was = differingMiddles(now, was)
 	set := func(ids []deltaID) map[routeSeen]bool {
 		out := make(map[routeSeen]bool, len(ids))
 		for _, id := range ids {
@@ -65,6 +70,20 @@ func routeChanges(now, was []deltaID) (added, gone map[routeSeen]bool) {
 		}
 	}
 	return added, gone
+}
+
+// differingMiddles is a and b without the identities they begin and end with in common.
+func differingMiddles(a, b []deltaID) ([]deltaID, []deltaID) {
+	head := 0
+	for head < len(a) && head < len(b) && a[head] == b[head] {
+		head++
+	}
+	a, b = a[head:], b[head:]
+	tail := 0
+	for tail < len(a) && tail < len(b) && a[len(a)-1-tail] == b[len(b)-1-tail] {
+		tail++
+	}
+	return a[:len(a)-tail], b[:len(b)-tail]
 }
 
 // touchedBackends are the Backends the changed routes may name: the refs the gone

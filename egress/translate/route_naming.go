@@ -38,14 +38,20 @@ func (e *namingEntry) lastUse() *uint64 { return &e.used }
 // may be shared with other translations: read-only.
 func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.HTTPRoute, bool) {
 	key := gw.Namespace + "/" + gw.Name
-	if e, ok := take(t.cache, t.cache.namings, key, t.epoch); ok && holdsIdentities(e.ids, t.routes) {
+	kept, ok := take(t.cache, t.cache.namings, key, t.epoch)
+	if ok && holdsIdentities(kept.ids, t.routes) {
+		e := kept
 		if !sameList(e.list, t.routeList) || !e.pointsInto(t.routes) {
 			e = e.pointedAt(t.routes, t.routeList, t.epoch)
 			put(t.cache, t.cache.namings, key, e)
 		}
 		return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 	}
-	e, keep, ok := t.walkRoutesNaming(gw)
+	room := 0 // a route edit leaves about as many routes naming gw: sized so, the walk does not grow its lists
+	if ok {
+		room = len(kept.at) + 1
+	}
+	e, keep, ok := t.walkRoutesNaming(gw, room)
 	if !ok {
 		return nil, nil, false
 	}
@@ -55,11 +61,14 @@ func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.
 	return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 }
 
-// walkRoutesNaming walks every route. It is not ok when a route naming gw has no
-// identity, and the answer is not to be kept when any other route has none: such a
-// route may change unseen.
-func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway) (e *namingEntry, keep, ok bool) {
+// walkRoutesNaming walks every route, its lists sized for room routes naming gw (none:
+// grown as found). It is not ok when a route naming gw has no identity, and the answer
+// is not to be kept when any other route has none: such a route may change unseen.
+func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway, room int) (e *namingEntry, keep, ok bool) {
 	e = &namingEntry{used: t.epoch, list: t.routeList, ids: make([]routeSeen, len(t.routes))}
+	if room > 0 {
+		e.at, e.seen, e.routes = make([]int32, 0, room), make([]routeSeen, 0, room), make([]*gwapiv1.HTTPRoute, 0, room)
+	}
 	keep = true
 	for i, r := range t.routes {
 		e.ids[i] = routeSeen{uid: r.UID, generation: r.Generation}
