@@ -95,7 +95,7 @@ func (b *builder) cachedRoutes(_ int, l *ir.Listener) (*routev3.RouteConfigurati
 	if ok && e.tail == tailOf(l) {
 		reuse = e.hosts
 	}
-	t, err := b.routeTable(l, reuse)
+	t, err := b.routeTable(l, reuse, len(e.targets))
 	if err == nil {
 		err = t.validate()
 	}
