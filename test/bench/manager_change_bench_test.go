@@ -265,33 +265,41 @@ type change struct {
 // clusters is published, and the new server name. A conflict (a status write in
 // between) restarts the try.
 func (w *managerWorld) changeOne(b *testing.B, name string, iter int) (change, string) {
-	ctx, key := context.Background(), w.xdsKey()
 	for {
 		var be egressv1alpha1.Backend
-		if err := w.c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &be); err != nil {
+		if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, &be); err != nil {
 			b.Fatal(err)
 		}
 		sni := fmt.Sprintf("v%d.%s", iter, hostname(name))
 		tls := be.Spec.Destination.FQDN.TLS
 		tls.ServerName, tls.ALPNProtocols = &sni, []string{"h2", "http/1.1"}[:1+iter%2]
-		before := w.xds.Status(key).TypeVersions[resource.ClusterType]
-		cycles := gcCycles()
-		start := time.Now()
-		if err := w.c.Update(ctx, &be); apierrors.IsConflict(err) {
-			continue
-		} else if err != nil {
-			b.Fatal(err)
+		if c, ok := w.timedUpdate(b, &be, resource.ClusterType); ok {
+			return c, sni
 		}
-		update := time.Since(start)
-		for w.xds.Status(key).TypeVersions[resource.ClusterType] == before {
-			if time.Since(start) > time.Minute {
-				b.Fatalf("%s changed: no new clusters published within a minute", name)
-			}
-			time.Sleep(500 * time.Microsecond)
-		}
-		took := time.Since(start)
-		return change{took: took, update: update, collected: gcCycles() != cycles}, sni
 	}
+}
+
+// timedUpdate updates obj and returns the time from the Update call until a snapshot
+// whose resources of typeURL differ is published; false when the Update met a conflict
+// (a status write in between: the caller reads the object again and retries).
+func (w *managerWorld) timedUpdate(b *testing.B, obj client.Object, typeURL string) (change, bool) {
+	key := w.xdsKey()
+	before := w.xds.Status(key).TypeVersions[typeURL]
+	cycles := gcCycles()
+	start := time.Now()
+	if err := w.c.Update(context.Background(), obj); apierrors.IsConflict(err) {
+		return change{}, false
+	} else if err != nil {
+		b.Fatal(err)
+	}
+	update := time.Since(start)
+	for w.xds.Status(key).TypeVersions[typeURL] == before {
+		if time.Since(start) > time.Minute {
+			b.Fatalf("%T %s changed: nothing new of %s published within a minute", obj, obj.GetName(), typeURL)
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	return change{took: time.Since(start), update: update, collected: gcCycles() != cycles}, true
 }
 
 // gcCycles is the number of garbage collections the process has finished.

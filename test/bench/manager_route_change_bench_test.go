@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -27,30 +26,16 @@ func BenchmarkManagerOneRouteChanged(b *testing.B) {
 // from the Update call until a snapshot with other routes is published, and the route's
 // name. A conflict (a status write in between) restarts the try.
 func (w *managerWorld) changeRoute(b *testing.B, name string, iter int) (change, string) {
-	ctx, key := context.Background(), w.xdsKey()
 	for {
 		var rt gwapiv1.HTTPRoute
-		if err := w.c.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &rt); err != nil {
+		if err := w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, &rt); err != nil {
 			b.Fatal(err)
 		}
 		prefix, path := gwapiv1.PathMatchPathPrefix, fmt.Sprintf("/v%d", iter)
 		rt.Spec.Rules[0].Matches = []gwapiv1.HTTPRouteMatch{{Path: &gwapiv1.HTTPPathMatch{Type: &prefix, Value: &path}}}
-		before := w.xds.Status(key).TypeVersions[resource.RouteType]
-		cycles := gcCycles()
-		start := time.Now()
-		if err := w.c.Update(ctx, &rt); apierrors.IsConflict(err) {
-			continue
-		} else if err != nil {
-			b.Fatal(err)
+		if c, ok := w.timedUpdate(b, &rt, resource.RouteType); ok {
+			return c, name
 		}
-		update := time.Since(start)
-		for w.xds.Status(key).TypeVersions[resource.RouteType] == before {
-			if time.Since(start) > time.Minute {
-				b.Fatalf("HTTPRoute %s changed: no new routes published within a minute", name)
-			}
-			time.Sleep(500 * time.Microsecond)
-		}
-		return change{took: time.Since(start), update: update, collected: gcCycles() != cycles}, name
 	}
 }
 
