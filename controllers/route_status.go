@@ -53,9 +53,9 @@ var routeKinds = []routeKind{
 }
 
 // staleRoutes lists the routes among items (held as h says) that carry a parent entry
-// of controller and are not keys of written. Each route's "namespace/name" is looked up through one
-// buffer, made a string only for the stale ones: making it for each of 10,000 routes on
-// every write was 2 MB a change.
+// of controller and are not keys of written. Each route's "namespace/name" is looked up
+// through one buffer, made a string only for the stale ones: making it for each of
+// 10,000 routes on every write was 2 MB a change.
 func staleRoutes[E any, P client.Object](items []E, h holding[E], parents func(P) []gwapiv1.RouteParentStatus, written map[string][]gwapiv1.RouteParentStatus, controller gwapiv1.GatewayController, known func(client.Object) bool) []string {
 	var out []string
 	var key []byte
