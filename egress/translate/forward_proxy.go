@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -220,7 +221,7 @@ func tunnelTable(targets []tunnelTarget, ns string) []tunnelTarget {
 // namespace: the virtual hosts of its routes plus one for every tunnel domain (carrying
 // the routes of the wildcards that cover it, so plain HTTP is served as before), each
 // with its tunnels. The tunnels' clusters join the Gateway.
-func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget) []ir.VirtualHost {
+func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget, prior hostTable) hostTable {
 	all := make(map[string][]*routeEntry, len(hosts)+len(tunnels))
 	for d, entries := range hosts {
 		all[d] = entries
@@ -233,13 +234,15 @@ func (t *translator) proxyVirtualHosts(g *gatewayContext, port uint32, hosts map
 		byDomain[tt.domain] = append(byDomain[tt.domain], ir.Tunnel{Port: tt.port, Cluster: tt.cluster.Name, NoAddress: len(tt.cluster.Endpoints) == 0})
 		t.useTunnel(g, tt)
 	}
-	vhosts := virtualHosts(port, all)
+	vhosts := virtualHosts(port, all, prior)
 	for i := range vhosts {
 		ts := byDomain[vhosts[i].Domains[0]]
 		sort.Slice(ts, func(a, b int) bool { return ts[a].Port < ts[b].Port })
-		vhosts[i].Tunnels = ts
+		if !slices.Equal(ts, vhosts[i].Tunnels) { // a kept host keeps its own when equal
+			vhosts[i].Tunnels = ts
+		}
 	}
-	return vhosts
+	return hostTable{entries: all, vhosts: vhosts}
 }
 
 // useTunnel adds a tunnel's cluster to the Gateway and counts its Backend as used by it.

@@ -38,6 +38,9 @@ type gatewayContext struct {
 	// Cache (route_side.go); at most one is set.
 	record *routeSide
 	reused *routeSide
+	// prior is the route side a route delta refiles from: its tables' hosts are kept
+	// where they are as they were (host_reuse.go).
+	prior *routeSide
 	// naming are the HTTPRoutes naming the Gateway, in order, once routeSideInputs
 	// listed them all (each with an identity).
 	naming []*gwapiv1.HTTPRoute

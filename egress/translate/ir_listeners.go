@@ -69,11 +69,11 @@ func (t *translator) servesSharedTable(g *gatewayContext) bool {
 
 // sharedTable is the table of every route on the listener's port; a forward proxy's
 // also carries every tunnel.
-func (t *translator) sharedTable(g *gatewayContext, l *ir.Listener, port uint32, tunnels []tunnelTarget) []ir.VirtualHost {
+func (t *translator) sharedTable(g *gatewayContext, l *ir.Listener, port uint32, tunnels []tunnelTarget, prior hostTable) hostTable {
 	if l.ForwardProxy {
-		return t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""))
+		return t.proxyVirtualHosts(g, port, g.hosts[port], tunnelTable(tunnels, ""), prior)
 	}
-	return virtualHosts(port, g.hosts[port])
+	return hostTable{entries: g.hosts[port], vhosts: virtualHosts(port, g.hosts[port], prior)}
 }
 
 func protocolPrefix(p gwapiv1.ProtocolType) string {
@@ -93,7 +93,10 @@ func protocolPrefix(p gwapiv1.ProtocolType) string {
 // routes of every wildcard domain that covers it (narrower wildcards first, "*" last):
 // Gateway API gives the more specific hostname precedence but still lets a broader
 // route serve what the narrower ones do not match.
-func virtualHosts(port uint32, hosts map[string][]*routeEntry) []ir.VirtualHost {
+//
+// A host whose entries, and those of the wildcards covering it, are prior's is prior's
+// own (host_reuse.go); prior is empty when there is none.
+func virtualHosts(port uint32, hosts map[string][]*routeEntry, prior hostTable) []ir.VirtualHost {
 	domains := make([]string, 0, len(hosts))
 	for d := range hosts {
 		sortByPrecedence(hosts[d])
@@ -103,8 +106,14 @@ func virtualHosts(port uint32, hosts map[string][]*routeEntry) []ir.VirtualHost 
 	broadest := widestLast(domains)
 	out := make([]ir.VirtualHost, 0, len(domains))
 	prefix := strconv.FormatUint(uint64(port), 10) + "/"
+	kept := newKeptHosts(prior, hosts)
 	for _, d := range domains {
-		vh := ir.VirtualHost{Name: prefix + d, Domains: []string{d}}
+		name := prefix + d
+		if vh, ok := kept.take(name, d, hosts[d]); ok {
+			out = append(out, vh)
+			continue
+		}
+		vh := ir.VirtualHost{Name: name, Domains: []string{d}}
 		var seen routeNames
 		add := func(entries []*routeEntry) {
 			for _, e := range entries {

@@ -168,6 +168,7 @@ func (t *translator) reattachRoutes(g *gatewayContext, keep bool, inputs string,
 		return false
 	}
 	kept := routePlaces{kept: e.routes}
+	g.prior = e
 	g.record = &routeSide{inputs: inputs, routes: routes, tables: map[uint32]httpTables{},
 		spans: make([]routeSpan, 0, len(e.spans)), refs: make([]refSeen, 0, len(e.refs)),
 		exists: make([]existenceSeen, 0, len(e.exists)), statuses: make([]parentSeen, 0, len(e.statuses))}

@@ -103,10 +103,14 @@ type parentSeen struct {
 	status gwapiv1.RouteParentStatus
 }
 
-// httpTables are the route tables of one Envoy port.
+// httpTables are the route tables of one Envoy port, with the entries their virtual
+// hosts were made from by domain (sharedHosts; tenantHosts, one per tenant), which the
+// next route delta compares with (host_reuse.go).
 type httpTables struct {
 	virtualHosts []ir.VirtualHost
 	tenants      []ir.Tenant
+	sharedHosts  map[string][]*routeEntry
+	tenantHosts  []map[string][]*routeEntry
 }
 
 // The note methods collect what a route side reads and makes while it is computed; a
@@ -300,11 +304,13 @@ func (t *translator) httpTables(g *gatewayContext, l *ir.Listener, port uint32, 
 		return g.reused.tables[port]
 	}
 	var out httpTables
+	prior := g.priorTables(port)
 	if t.servesSharedTable(g) {
-		out.virtualHosts = t.sharedTable(g, l, port, tunnels)
+		shared := t.sharedTable(g, l, port, tunnels, hostTable{entries: prior.sharedHosts, vhosts: prior.virtualHosts})
+		out.virtualHosts, out.sharedHosts = shared.vhosts, shared.entries
 	}
 	if g.isolated {
-		out.tenants = t.tenantTables(g, port, g.hosts[port], tunnels)
+		out.tenants, out.tenantHosts = t.tenantTables(g, port, g.hosts[port], tunnels, &prior)
 	}
 	if g.record != nil {
 		g.record.tables[port] = out

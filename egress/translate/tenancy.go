@@ -80,7 +80,10 @@ func accessLogOn(gw *gwapiv1.Gateway) bool { return gw.Annotations[AccessLogAnno
 // precedence as the shared table. On a forward proxy (tunnels not nil) each table also
 // holds the tunnels its namespace may open, and a namespace with tunnels but no route
 // gets a table too.
-func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget) []ir.Tenant {
+//
+// Each tenant's table keeps the hosts of its prior table that are as they were
+// (host_reuse.go); the entries behind each table are returned beside the tenants.
+func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[string][]*routeEntry, tunnels []tunnelTarget, prior *httpTables) ([]ir.Tenant, []map[string][]*routeEntry) {
 	byNS := map[string]map[string][]*routeEntry{}
 	for d, entries := range hosts {
 		for _, e := range entries {
@@ -104,15 +107,19 @@ func (t *translator) tenantTables(g *gatewayContext, port uint32, hosts map[stri
 		namespaces = append(namespaces, ns)
 	}
 	sort.Strings(namespaces)
-	out := make([]ir.Tenant, 0, len(namespaces))
+	out, entries := make([]ir.Tenant, 0, len(namespaces)), make([]map[string][]*routeEntry, 0, len(namespaces))
+	next := 0
 	for _, ns := range namespaces {
-		vhosts := virtualHosts(port, byNS[ns])
+		was := prior.tenantPrior(&next, ns)
+		table := hostTable{entries: byNS[ns]}
 		if tunnels != nil {
-			vhosts = t.proxyVirtualHosts(g, port, byNS[ns], tunnelTable(tunnels, ns))
+			table = t.proxyVirtualHosts(g, port, byNS[ns], tunnelTable(tunnels, ns), was)
+		} else {
+			table.vhosts = virtualHosts(port, byNS[ns], was)
 		}
-		out = append(out, ir.Tenant{Namespace: ns, VirtualHosts: vhosts})
+		out, entries = append(out, ir.Tenant{Namespace: ns, VirtualHosts: table.vhosts}), append(entries, table.entries)
 	}
-	return out
+	return out, entries
 }
 
 // routeCallers lists the caller namespaces a route serves: its own, then those its
