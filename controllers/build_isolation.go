@@ -209,14 +209,21 @@ func httpRoutesIn(gw ir.Gateway) []string {
 }
 
 // withoutRoutes is gw with the routes of the excluded HTTPRoutes taken out of every
-// table (listeners and virtual hosts are copied, routes shared).
+// table (listeners and virtual hosts are copied, routes shared). A virtual host without
+// an excluded route keeps its very list of routes, so the build reuses its message
+// (egress/envoyconfig/same_ir.go).
 func withoutRoutes(gw ir.Gateway, excluded map[string]bool) ir.Gateway {
+	isExcluded := func(r ir.Route) bool { return excluded[ir.HTTPRouteOf(r.Name)] }
 	keep := func(vhs []ir.VirtualHost) []ir.VirtualHost {
 		out := make([]ir.VirtualHost, len(vhs))
 		for i, vh := range vhs {
+			out[i] = vh
+			if !slices.ContainsFunc(vh.Routes, isExcluded) {
+				continue
+			}
 			vh.Routes = nil
 			for _, r := range vhs[i].Routes {
-				if !excluded[ir.HTTPRouteOf(r.Name)] {
+				if !isExcluded(r) {
 					vh.Routes = append(vh.Routes, r)
 				}
 			}
