@@ -124,34 +124,49 @@ func compareWithCold(t *testing.T, step string, cache *Cache, gw ir.Gateway) err
 }
 
 // TestCachedBuildReusesUnchangedMessages proves the cache does its job: after one
-// cluster is made anew with other endpoints (as the translator makes a Backend whose DNS
-// answer changed), that cluster and its load assignment are built again and every other
-// message is the very message of the last build.
+// cluster is made anew (as the translator makes a Backend whose DNS answer or settings
+// changed), that cluster is built again, its load assignment only when its endpoints
+// differ, and every other message is the very message of the last build.
 func TestCachedBuildReusesUnchangedMessages(t *testing.T) {
-	cache := NewCache()
-	gw := validGateway()
-	first, err := cache.Build(gw, testOptions)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name      string
+		endpoints []ir.Endpoint // nil: a copy of the cluster's own
+		want      []string
+	}{
+		{name: "other endpoints", endpoints: []ir.Endpoint{{Address: "192.0.2.7", Port: 443}},
+			want: []string{"*clusterv3.Cluster", "*endpointv3.ClusterLoadAssignment"}},
+		{name: "the same endpoints in other memory", want: []string{"*clusterv3.Cluster"}},
 	}
-	gw.Clusters = slices.Clone(gw.Clusters)
-	changed := *gw.Clusters[0]
-	changed.Endpoints = []ir.Endpoint{{Address: "192.0.2.7", Port: 443}}
-	gw.Clusters[0] = &changed
-	second, err := cache.Build(gw, testOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, after := allMessages(first), allMessages(second)
-	var rebuilt []string
-	for i := range after {
-		if before[i] != after[i] {
-			rebuilt = append(rebuilt, fmt.Sprintf("%T", after[i]))
-		}
-	}
-	want := []string{"*clusterv3.Cluster", "*endpointv3.ClusterLoadAssignment"}
-	if slices.Sort(rebuilt); !slices.Equal(rebuilt, want) {
-		t.Errorf("rebuilt %q, want %q (the new cluster's)", rebuilt, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := NewCache()
+			gw := validGateway()
+			first, err := cache.Build(gw, testOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw.Clusters = slices.Clone(gw.Clusters)
+			changed := *gw.Clusters[0]
+			changed.Endpoints = slices.Clone(changed.Endpoints)
+			if tt.endpoints != nil {
+				changed.Endpoints = tt.endpoints
+			}
+			gw.Clusters[0] = &changed
+			second, err := cache.Build(gw, testOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, after := allMessages(first), allMessages(second)
+			var rebuilt []string
+			for i := range after {
+				if before[i] != after[i] {
+					rebuilt = append(rebuilt, fmt.Sprintf("%T", after[i]))
+				}
+			}
+			if slices.Sort(rebuilt); !slices.Equal(rebuilt, tt.want) {
+				t.Errorf("rebuilt %q, want %q", rebuilt, tt.want)
+			}
+		})
 	}
 }
 
