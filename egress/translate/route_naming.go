@@ -17,7 +17,9 @@ import (
 // answer comes again with the same routes at the answer's places (the manager's
 // gatherer hands it out again while no HTTPRoute event came), the kept lists are given
 // as they are; a new list with the same identities gets the kept answer's places
-// pointed at it. Routes without an identity are walked every time.
+// pointed at it. A list whose identities differ from the kept ones in one stretch (a
+// route edited, created or deleted) has only that stretch walked; the routes before and
+// after it keep their answers. Routes without an identity are walked every time.
 
 // namingEntry is routesNaming's answer for one Gateway and what it came from.
 type namingEntry struct {
@@ -47,11 +49,13 @@ func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.
 		}
 		return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 	}
-	room := 0 // a route edit leaves about as many routes naming gw: sized so, the walk does not grow its lists
+	var e *namingEntry
+	var keep bool
 	if ok {
-		room = len(kept.at) + 1
+		e, keep, ok = t.walkChangedNaming(gw, kept)
+	} else {
+		e, keep, ok = t.walkRoutesNaming(gw)
 	}
-	e, keep, ok := t.walkRoutesNaming(gw, room)
 	if !ok {
 		return nil, nil, false
 	}
@@ -61,16 +65,48 @@ func (t *translator) routesNaming(gw *gwapiv1.Gateway) ([]routeSeen, []*gwapiv1.
 	return e.seen[:len(e.seen):len(e.seen)], e.routes[:len(e.routes):len(e.routes)], true
 }
 
-// walkRoutesNaming walks every route, its lists sized for room routes naming gw (none:
-// grown as found). It is not ok when a route naming gw has no identity, and the answer
-// is not to be kept when any other route has none: such a route may change unseen.
-func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway, room int) (e *namingEntry, keep, ok bool) {
+// walkRoutesNaming walks every route. It is not ok when a route naming gw has no
+// identity, and the answer is not to be kept when any other route has none: such a
+// route may change unseen.
+func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway) (e *namingEntry, keep, ok bool) {
 	e = &namingEntry{used: t.epoch, list: t.routeList, ids: make([]routeSeen, len(t.routes))}
-	if room > 0 {
-		e.at, e.seen, e.routes = make([]int32, 0, room), make([]routeSeen, 0, room), make([]*gwapiv1.HTTPRoute, 0, room)
+	keep, ok = t.walkNaming(gw, e, 0, len(t.routes))
+	return e, keep, ok
+}
+
+// walkChangedNaming is walkRoutesNaming for routes that have kept's identities, place
+// for place, before and after one stretch (shifted by as many places as routes came or
+// went): the routes outside it name gw as they did, and only the stretch is walked.
+// Its lists are sized from kept's: a route edit leaves about as many routes naming gw.
+func (t *translator) walkChangedNaming(gw *gwapiv1.Gateway, kept *namingEntry) (e *namingEntry, keep, ok bool) {
+	n, m := len(t.routes), len(kept.ids)
+	head, tail := sameIdentitiesAround(kept.ids, t.routes)
+	room := len(kept.at) + 1
+	e = &namingEntry{used: t.epoch, list: t.routeList, ids: make([]routeSeen, n),
+		at: make([]int32, 0, room), seen: make([]routeSeen, 0, room), routes: make([]*gwapiv1.HTTPRoute, 0, room)}
+	copy(e.ids, kept.ids[:head])
+	copy(e.ids[n-tail:], kept.ids[m-tail:])
+	j := 0
+	for ; j < len(kept.at) && int(kept.at[j]) < head; j++ {
+		e.keepNaming(int(kept.at[j]), kept.seen[j], t.routes)
 	}
+	if keep, ok = t.walkNaming(gw, e, head, n-tail); !ok {
+		return nil, false, false
+	}
+	for ; j < len(kept.at); j++ {
+		if i := int(kept.at[j]); i >= m-tail {
+			e.keepNaming(i+n-m, kept.seen[j], t.routes)
+		}
+	}
+	return e, keep, true
+}
+
+// walkNaming walks the routes at places [from, to), noting their identities in e and
+// adding those naming gw; keep and ok as walkRoutesNaming's.
+func (t *translator) walkNaming(gw *gwapiv1.Gateway, e *namingEntry, from, to int) (keep, ok bool) {
 	keep = true
-	for i, r := range t.routes {
+	for i := from; i < to; i++ {
+		r := t.routes[i]
 		e.ids[i] = routeSeen{uid: r.UID, generation: r.Generation}
 		identified := r.UID != "" && r.Generation != 0
 		if !namesGateway(r, gw) {
@@ -78,12 +114,31 @@ func (t *translator) walkRoutesNaming(gw *gwapiv1.Gateway, room int) (e *namingE
 			continue
 		}
 		if !identified {
-			return nil, false, false
+			return false, false
 		}
-		e.at = append(e.at, int32(i))
-		e.seen, e.routes = append(e.seen, e.ids[i]), append(e.routes, r)
+		e.keepNaming(i, e.ids[i], t.routes)
 	}
-	return e, keep, true
+	return keep, true
+}
+
+// keepNaming adds the route at place i, of identity seen, as one naming the Gateway.
+func (e *namingEntry) keepNaming(i int, seen routeSeen, routes []*gwapiv1.HTTPRoute) {
+	e.at = append(e.at, int32(i))
+	e.seen, e.routes = append(e.seen, seen), append(e.routes, routes[i])
+}
+
+// sameIdentitiesAround counts the routes at the start (head) and, of the rest, at the
+// end (tail) that have the identities ids has at the same places from either end.
+func sameIdentitiesAround(ids []routeSeen, routes []*gwapiv1.HTTPRoute) (head, tail int) {
+	same := func(id routeSeen, r *gwapiv1.HTTPRoute) bool { return id.uid == r.UID && id.generation == r.Generation }
+	n, m := len(routes), len(ids)
+	for head < n && head < m && same(ids[head], routes[head]) {
+		head++
+	}
+	for tail < n-head && tail < m-head && same(ids[m-1-tail], routes[n-1-tail]) {
+		tail++
+	}
+	return head, tail
 }
 
 // holdsIdentities tells whether routes have ids' identities, place by place.

@@ -1,6 +1,9 @@
 package translate
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -93,5 +96,62 @@ func TestRoutesNamingIsKeptWhileTheRoutesAreTheSame(t *testing.T) {
 	anonymous[1].Spec.ParentRefs[0].Name = "egress" // an edit nothing versions
 	if got, ok := naming(anonymous); ok {
 		t.Errorf("the answer over a route without identity was kept: %v, where b now names the Gateway without one", names(got))
+	}
+}
+
+// TestChangedRoutesNamingIsAFullWalk: after random route edits, creates and deletes
+// (some routes without an identity), the routes naming a Gateway found from the kept
+// answer, with only the changed stretch walked, are those a walk of every route finds.
+// Some steps must have walked a stretch: otherwise the comparison proves nothing.
+func TestChangedRoutesNamingIsAFullWalk(t *testing.T) {
+	gw := &gwapiv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "gw", Name: "egress"}}
+	rng := rand.New(rand.NewPCG(7, 11))
+	next := 0
+	route := func() *gwapiv1.HTTPRoute {
+		next++
+		ns, parent := gwapiv1.Namespace("gw"), gwapiv1.ObjectName([]string{"egress", "other"}[rng.IntN(2)])
+		r := &gwapiv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint("r", next), UID: types.UID(fmt.Sprint("uid-", next)), Generation: 1},
+			Spec:       gwapiv1.HTTPRouteSpec{CommonRouteSpec: gwapiv1.CommonRouteSpec{ParentRefs: []gwapiv1.ParentReference{{Namespace: &ns, Name: parent}}}},
+		}
+		if rng.IntN(20) == 0 {
+			r.UID = "" // no identity
+		}
+		return r
+	}
+	list := make([]*gwapiv1.HTTPRoute, 40)
+	for i := range list {
+		list[i] = route()
+	}
+	cache := NewCache()
+	stretches := 0
+	for step := range 400 {
+		i := rng.IntN(len(list) + 1)
+		switch op := rng.IntN(3); {
+		case op == 0 && i < len(list): // an edit: a new generation, perhaps another parent
+			r := list[i].DeepCopy()
+			r.Generation++
+			r.Spec.ParentRefs[0].Name = gwapiv1.ObjectName([]string{"egress", "other"}[rng.IntN(2)])
+			list = slices.Clone(list)
+			list[i] = r
+		case op == 1 && i < len(list) && len(list) > 1:
+			list = slices.Delete(slices.Clone(list), i, i+1)
+		default:
+			list = slices.Insert(slices.Clone(list), i, route())
+		}
+		tr := newTranslator(&egress.Resources{Gateways: []gwapiv1.Gateway{*gw}, HTTPRoutes: list}, nil, Options{Cache: cache})
+		kept, wasKept := take(cache, cache.namings, "gw/egress", tr.epoch)
+		seen, routes, ok := tr.routesNaming(gw)
+		cold := newTranslator(&egress.Resources{Gateways: []gwapiv1.Gateway{*gw}, HTTPRoutes: list}, nil, Options{Cache: NewCache()})
+		wantSeen, wantRoutes, wantOK := cold.routesNaming(gw)
+		if ok != wantOK || !slices.Equal(seen, wantSeen) || !slices.Equal(routes, wantRoutes) {
+			t.Fatalf("step %d: %d routes naming the Gateway (ok %v), a full walk finds %d (ok %v)", step, len(routes), ok, len(wantRoutes), wantOK)
+		}
+		if wasKept && !holdsIdentities(kept.ids, list) {
+			stretches++
+		}
+	}
+	if stretches < 100 {
+		t.Errorf("only %d of 400 steps walked a changed stretch", stretches)
 	}
 }
