@@ -97,18 +97,21 @@ func tableHosts(t *testing.T, r Result) map[string][]ir.Route {
 	return out
 }
 
+// classYAML is the Portcullis GatewayClass, the start of most hand-written inputs.
+const classYAML = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.io/gateway-controller}
+---
+`
+
 // hostReuseInput is a Gateway with tenant isolation on or off and, in namespace apps,
 // five routes of one host each under *.example.com, a wildcard route covering them,
 // and two routes sharing twin.example.org.
 func hostReuseInput(t *testing.T, isolation string) (*egress.Resources, egress.Addresses) {
 	t.Helper()
 	var doc strings.Builder
-	fmt.Fprintf(&doc, `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+	fmt.Fprintf(&doc, classYAML+`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: egress, namespace: gw, annotations: {%s: "%s"}}
 spec:

@@ -24,12 +24,7 @@ func manyBackends(t *testing.T, n int) (*egress.Resources, egress.Addresses) {
 		return fmt.Sprintf("%q", b)
 	}
 	var doc strings.Builder
-	doc.WriteString(`apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+	doc.WriteString(classYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: egress, namespace: gw}
 spec:

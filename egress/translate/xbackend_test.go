@@ -388,12 +388,7 @@ func TestXBackendNeverTakesABackendsPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	load(`apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: portcullis}
-spec: {controllerName: portcullis.io/gateway-controller}
----
-apiVersion: gateway.networking.k8s.io/v1
+	load(classYAML + `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: egress, namespace: gw}
 spec: {gatewayClassName: portcullis, listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]}
