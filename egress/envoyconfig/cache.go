@@ -14,18 +14,19 @@ import (
 
 // Cache makes Build incremental. It remembers, per Gateway, every resource of the last
 // successful build together with the IR it was built from; the next build of that
-// Gateway returns the very same message for each IR value that is the one remembered
-// (same_ir.go: the clusters and virtual hosts by identity) and whose references
-// (secrets, target clusters) still resolve the same way, and builds the rest. Reuse
-// returns what building again would (the builders are pure functions of what they
-// read), and keeping the message's identity lets the xDS server skip validating,
-// encoding and hashing it again.
+// Gateway returns the very same message for each IR value that is equal to the one
+// remembered and whose references (secrets, target clusters) still resolve the same
+// way, and builds the rest. Reuse returns what building again would (the builders are
+// pure functions of exactly what is compared), and keeping the message's identity lets
+// the xDS server skip validating, encoding and hashing it again.
 //
 // The IR is remembered, not copied: do not modify IR after building it with a Cache;
 // give a changed value new memory, as the translator does (its Results are read-only
 // and share memory with later ones). The messages share memory with the IR too (a
-// virtual host's domains). A value modified in place would be taken for the one built
-// from, and its message reused.
+// virtual host's domains). Copying every value the build read, to compare the next
+// build against, cost a deep copy of each changed cluster and virtual host and kept a
+// second copy of the route tables' IR in the manager's heap; sharing lets a value the
+// translator handed out again compare equal in one step (ir_equal.go).
 //
 // A build updates its Gateway's memo in place, writing only the entries it built
 // afresh: with ten thousand clusters and one changed, copying every entry into a new

@@ -11,17 +11,15 @@ import (
 )
 
 // The cached* builders return the message of the last build when the IR it was built
-// from is the same as the IR now (same_ir.go) and its references resolve as before
-// (isFresh false), leaving the memo's entry as it is; otherwise they build and remember
-// the IR they built from (isFresh true). A reference that no longer resolves is never
-// reused: the build runs and reports the error it always would. Each kind of resource
-// says only what of the IR it keeps and how it tells it is the same (a unitKind); reuse
-// is the same step for all of them.
+// from is the same as the IR now and its references resolve as before (isFresh false),
+// leaving the memo's entry as it is; otherwise they build and remember the IR they built
+// from (isFresh true). A reference that no longer resolves is never reused: the build
+// runs and reports the error it always would. Each kind of resource says only what of
+// the IR it keeps and compares (a unitKind); reuse is the same step for all of them.
 
-// unitKind is how one kind of resource is reused: what of the IR its entry keeps (the
-// value itself, or a shallow copy whose slices and pointers are the IR's own: Cache
-// says why that is safe), when the IR now is the same as the kept one, and how the
-// resource is built.
+// unitKind is how one kind of resource is reused: what of the IR its entry keeps (a
+// shallow copy, whose slices and pointers are the IR's own: Cache says why that is
+// safe), when the IR now is the same as the kept one, and how the resource is built.
 type unitKind[In, Out any] struct {
 	keep  func(*In) *In
 	same  func(kept, now *In) bool
@@ -49,7 +47,7 @@ func reuse[In, Out any](e memoEntry[In, Out], ok bool, in *In, k unitKind[In, Ou
 
 func (b *builder) cachedListener(_ int, l *ir.Listener) (*listenerv3.Listener, bool, error) {
 	// over xDS the listener does not carry its routes: the head is what it is built from
-	k := unitKind[ir.Listener, *listenerv3.Listener]{keep: headOf, same: func(kept, now *ir.Listener) bool { return sameListenerHead(kept, headOf(now)) }, build: b.listener}
+	k := unitKind[ir.Listener, *listenerv3.Listener]{keep: headOf, same: equalListenerHead, build: b.listener}
 	e, ok := b.memo.listeners[l.Name]
 	var store func(memoEntry[ir.Listener, *listenerv3.Listener])
 	if b.memo.listeners != nil {
@@ -61,7 +59,7 @@ func (b *builder) cachedListener(_ int, l *ir.Listener) (*listenerv3.Listener, b
 // cachedCluster builds the cluster at place i of the IR's clusters.
 func (b *builder) cachedCluster(i int, cp **ir.Cluster) (*clusterv3.Cluster, bool, error) {
 	c := *cp
-	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: itself[ir.Cluster], same: sameCluster, build: b.cluster}
+	k := unitKind[ir.Cluster, *clusterv3.Cluster]{keep: shallow[ir.Cluster], same: equalClusterSettings, build: b.cluster}
 	e, ok := b.memo.clusters.entry(i)
 	return reuse(e, ok, c, k, func() bool { return b.secretsAsBefore || b.clusterRefsResolve(c) }, b.memo.clusters.keeper(i))
 }
@@ -70,7 +68,7 @@ func (b *builder) cachedCluster(i int, cp **ir.Cluster) (*clusterv3.Cluster, boo
 // name and endpoints.
 func (b *builder) cachedEndpoints(i int, cp **ir.Cluster) (*endpointv3.ClusterLoadAssignment, bool, error) {
 	c := *cp
-	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: sameEndpoints, build: loadAssignment}
+	k := unitKind[ir.Cluster, *endpointv3.ClusterLoadAssignment]{keep: endpointsOf, same: equalEndpoints, build: loadAssignment}
 	e, ok := b.memo.endpoints.entry(i)
 	return reuse(e, ok, c, k, always, b.memo.endpoints.keeper(i))
 }
@@ -86,7 +84,7 @@ func (b *builder) cachedSecret(i int, s *ir.Secret) (*tlsv3.Secret, bool, error)
 // validates what it built itself, so it never reports a table as fresh.
 func (b *builder) cachedRoutes(_ int, l *ir.Listener) (*routev3.RouteConfiguration, bool, error) {
 	e, ok := b.memo.routes[l.Name]
-	if ok && sameTable(e.in, l) && b.targetsResolve(e.targets) {
+	if ok && equalListener(e.in, l) && b.targetsResolve(e.targets) {
 		return e.out, false, nil
 	}
 	if !b.memo.keeps() {
@@ -193,12 +191,8 @@ func shallow[T any](v *T) *T {
 	return &out
 }
 
-// itself keeps a value allocated on its own (a cluster: the IR holds clusters by
-// pointer), whose identity is what the next build compares.
-func itself[T any](v *T) *T { return v }
-
 // headOf is what a listener resource is built from: the listener without its virtual
-// hosts and, of each tenant, the namespace and stream routes (sameListenerHead).
+// hosts and, of each tenant, the namespace and stream routes (equalListenerHead).
 func headOf(l *ir.Listener) *ir.Listener {
 	h := *l
 	h.VirtualHosts = nil

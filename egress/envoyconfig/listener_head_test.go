@@ -8,7 +8,7 @@ import (
 	"github.com/portcullis-io/portcullis/egress/ir"
 )
 
-// TestListenerIgnoresTenantVirtualHosts is the proof sameListenerHead relies on: of a
+// TestListenerIgnoresTenantVirtualHosts is the proof equalListenerHead relies on: of a
 // tenant, a listener resource reads the namespace and the stream routes, never the
 // virtual hosts. Every golden IR with tenants is built as it is, with its tenants'
 // virtual hosts removed and with them moved to another tenant; the listeners must come

@@ -99,7 +99,7 @@ func (b *builder) routeTable(l *ir.Listener, reuse map[string]hostEntry, targets
 	for i := range l.VirtualHosts {
 		vh := &l.VirtualHosts[i]
 		e, ok := reuse[vh.Name]
-		if !ok || !sameHost(&e.vh, vh) || !b.targetsResolve(e.targets) {
+		if !ok || !equalVirtualHost(e.vh, *vh) || !b.targetsResolve(e.targets) {
 			if e, err = lr.hostEntry(vh, tailMsgs); err != nil {
 				return builtTable{}, fmt.Errorf("route configuration %q: %w", l.Name, err)
 			}

@@ -28,18 +28,6 @@ func threeHosts() ir.Gateway {
 	return gw
 }
 
-// sharing is gw with its lists of listeners, virtual hosts and clusters copied, every
-// element shared: a change made to it replaces values instead of modifying the IR a
-// build was made from.
-func sharing(gw ir.Gateway) ir.Gateway {
-	gw.Listeners = slices.Clone(gw.Listeners)
-	for i := range gw.Listeners {
-		gw.Listeners[i].VirtualHosts = slices.Clone(gw.Listeners[i].VirtualHosts)
-	}
-	gw.Clusters = slices.Clone(gw.Clusters)
-	return gw
-}
-
 // hostsOf returns the virtual host messages of the only route table, by name.
 func hostsOf(t *testing.T, r Resources) map[string]*routev3.VirtualHost {
 	t.Helper()
@@ -53,8 +41,7 @@ func hostsOf(t *testing.T, r Resources) map[string]*routev3.VirtualHost {
 	return out
 }
 
-// TestRouteTableReusesTheHostsThatDidNotChange changes one thing, as the translator
-// does (the IR of the first build shared, what changed made anew), and builds again with
+// TestRouteTableReusesTheHostsThatDidNotChange changes one thing and builds again with
 // the same Cache: the virtual hosts that it touches are built again, the others are the
 // messages of the first build, and the result is what a build without a Cache makes.
 func TestRouteTableReusesTheHostsThatDidNotChange(t *testing.T) {
@@ -63,26 +50,14 @@ func TestRouteTableReusesTheHostsThatDidNotChange(t *testing.T) {
 		change  func(gw *ir.Gateway)
 		rebuilt []string
 	}{
-		{"a route of one host", func(gw *ir.Gateway) {
-			vh := &gw.Listeners[0].VirtualHosts[1]
-			vh.Routes = slices.Clone(vh.Routes)
-			vh.Routes[0].Match.Path = "/changed"
-		}, []string{"b"}},
-		{"a host's routes made anew, equal", func(gw *ir.Gateway) {
-			vh := &gw.Listeners[0].VirtualHosts[1]
-			vh.Routes = slices.Clone(vh.Routes)
-		}, []string{"b"}},
+		{"a route of one host", func(gw *ir.Gateway) { gw.Listeners[0].VirtualHosts[1].Routes[0].Match.Path = "/changed" }, []string{"b"}},
 		{"a host added", func(gw *ir.Gateway) {
 			vh := gw.Listeners[0].VirtualHosts[2]
 			vh.Name, vh.Domains = "d", []string{"d.example.com"}
 			gw.Listeners[0].VirtualHosts = append(gw.Listeners[0].VirtualHosts, vh)
 		}, []string{"d"}},
 		{"a host removed", func(gw *ir.Gateway) { gw.Listeners[0].VirtualHosts = gw.Listeners[0].VirtualHosts[:2] }, nil},
-		{"the protocol of the cluster two hosts name", func(gw *ir.Gateway) {
-			c := *gw.Clusters[0]
-			c.Protocol = ir.ProtocolHTTP2
-			gw.Clusters[0] = &c
-		}, []string{"api", "b"}},
+		{"the protocol of the cluster two hosts name", func(gw *ir.Gateway) { gw.Clusters[0].Protocol = ir.ProtocolHTTP2 }, []string{"api", "b"}},
 		{"the table becomes a forward proxy's", func(gw *ir.Gateway) { gw.Listeners[0].ForwardProxy = true }, []string{"api", "b", "c"}},
 		{"the listener's scheme", func(gw *ir.Gateway) { gw.Listeners[0].TLS = nil }, []string{"api", "b", "c"}},
 		{"the callers only", func(gw *ir.Gateway) {
@@ -92,12 +67,11 @@ func TestRouteTableReusesTheHostsThatDidNotChange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cache := NewCache()
-			built := threeHosts()
-			first, err := cache.Build(built, testOptions)
+			first, err := cache.Build(threeHosts(), testOptions)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gw := sharing(built)
+			gw := threeHosts()
 			tt.change(&gw)
 			second, err := cache.Build(gw, testOptions)
 			if err != nil {

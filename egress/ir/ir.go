@@ -443,8 +443,7 @@ func (s Secret) String() string { return string(s.Kind) + " " + s.Name }
 
 // Equal tells whether s and o are the same secret with the same data: the builders
 // would serve them alike, and a delta need not replace one by the other.
-// TestEqualityCoversEveryField (envoyconfig, same_ir_test.go) checks that it compares
-// every field.
+// TestEqualityCoversEveryField (envoyconfig) checks that it compares every field.
 func (s *Secret) Equal(o *Secret) bool {
 	return s.Name == o.Name && s.Kind == o.Kind && bytes.Equal(s.Certificate, o.Certificate) &&
 		bytes.Equal(s.PrivateKey, o.PrivateKey) && bytes.Equal(s.Value, o.Value)
