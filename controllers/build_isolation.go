@@ -210,8 +210,8 @@ func httpRoutesIn(gw ir.Gateway) []string {
 
 // withoutRoutes is gw with the routes of the excluded HTTPRoutes taken out of every
 // table (listeners and virtual hosts are copied, routes shared). A virtual host without
-// an excluded route keeps its very list of routes, so the build reuses its message
-// (egress/envoyconfig/same_ir.go).
+// an excluded route keeps its very list of routes, which the build compares with the
+// last in one step (egress/envoyconfig/ir_equal.go) instead of route by route.
 func withoutRoutes(gw ir.Gateway, excluded map[string]bool) ir.Gateway {
 	isExcluded := func(r ir.Route) bool { return excluded[ir.HTTPRouteOf(r.Name)] }
 	keep := func(vhs []ir.VirtualHost) []ir.VirtualHost {
