@@ -91,12 +91,12 @@ func (a *admission) validate() []string {
 // JSON it validated without parsing YAML again; a document that does not decode as an
 // object is left to the loader to report in its own words.
 func (a *admission) check(h *heldObject) {
-	obj, err := crdvalidate.Decode(h.js)
+	obj, err := crdvalidate.DecodeJSON(h.js)
 	if err != nil {
 		return
 	}
 	h.decoded = true
-	if err := a.validator.Validate(obj); err != nil {
+	if err := a.validator.ValidateOwned(obj); err != nil {
 		h.refusal = kubectlMessage(h.source, err)
 	}
 }

@@ -32,8 +32,11 @@ type kindValidator struct {
 	namespaced bool
 	hasStatus  bool
 	structural *structuralschema.Structural
-	schema     *schemaWalk
-	cel        *celWalk
+	// embedded and lists are structural trimmed to where objectmeta's and listtype's
+	// walks act (schema_trim.go); nil when nowhere.
+	embedded, lists *structuralschema.Structural
+	schema          *schemaWalk
+	cel             *celWalk
 }
 
 func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensionsv1.CustomResourceDefinitionVersion, gvk schema.GroupVersionKind) (*kindValidator, error) {
@@ -58,6 +61,8 @@ func compile(crd *apiextensionsv1.CustomResourceDefinition, version *apiextensio
 		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		hasStatus:  version.Subresources != nil && version.Subresources.Status != nil,
 		structural: structural,
+		embedded:   trimTo(structural, isEmbedded),
+		lists:      trimTo(structural, isListSetOrMap),
 		schema:     newSchemaWalk(openapi),
 		cel:        newCELWalk(structural, celconfig.PerCallLimit),
 	}, nil
@@ -89,7 +94,7 @@ func (k *kindValidator) decode(u *unstructured.Unstructured) error {
 	unknown = append(unknown, structuralpruning.PruneWithOptions(u.Object, k.structural, true,
 		structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, k.structural)
-	ferr, embedded := schemaobjectmeta.CoerceWithOptions(nil, u.Object, k.structural, false,
+	ferr, embedded := schemaobjectmeta.CoerceWithOptions(nil, u.Object, k.embedded, false,
 		schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
 	if ferr != nil {
 		return k.badRequest(ferr)
@@ -129,8 +134,8 @@ func (k *kindValidator) prepareForCreate(u *unstructured.Unstructured) {
 func (k *kindValidator) check(ctx context.Context, u *unstructured.Unstructured) field.ErrorList {
 	errs := k.checkMeta(ctx, u)
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), k.schema)...)
-	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, k.structural, false)...)
-	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, u.Object)...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, k.embedded, false)...)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.lists, u.Object)...)
 	if blocking := blockingError(errs); blocking != nil {
 		return append(errs, blocking)
 	}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/yaml"
 
 	"github.com/portcullis-io/portcullis/config"
@@ -204,4 +207,71 @@ func internalValidation(t *testing.T, version *apiextensionsv1.CustomResourceDef
 		t.Fatal(err)
 	}
 	return internal
+}
+
+// TestSchemaWalkSharedByGoroutines: the walk's validators and memo are shared by the
+// goroutines `portcullis translate` validates on; four of them walking every fixture's
+// mutations at once find what the API server's validator finds (run with -race, it also
+// shows that a shared validator is only read).
+func TestSchemaWalkSharedByGoroutines(t *testing.T) {
+	v, err := New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check struct {
+		walk *schemaWalk
+		obj  map[string]any
+		want []string
+	}
+	var checks []check
+	for _, obj := range fixtureObjects(t) {
+		gvk := obj.GroupVersionKind()
+		if !v.Knows(gvk.GroupKind()) {
+			continue
+		}
+		kv, err := v.kind(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reference := referenceValidator(t, v, gvk)
+		for _, m := range mutations(obj.Object) {
+			checks = append(checks, check{kv.schema, m.value, errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, reference))})
+		}
+	}
+	var wg sync.WaitGroup
+	wrong := make([]int, 4)
+	for g := range wrong {
+		wg.Go(func() {
+			for i := range checks {
+				c := checks[(i+g*len(checks)/4)%len(checks)]
+				if !slices.Equal(errorSet(apiservervalidation.ValidateCustomResource(nil, c.obj, c.walk)), c.want) {
+					wrong[g]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if slices.Max(wrong) > 0 {
+		t.Fatalf("walks differing from the API server's validator, per goroutine: %v", wrong)
+	}
+}
+
+// TestValidatorsByPathAreBounded: a node keeps at most maxValidatorsPerNode validators,
+// and every validator it gives, kept or not, reports the path asked for.
+func TestValidatorsByPathAreBounded(t *testing.T) {
+	var v validatorsByPath
+	s := &spec.Schema{}
+	for i := range 3 * maxValidatorsPerNode {
+		path := "spec.items[" + strconv.Itoa(i) + "]"
+		for range 2 {
+			if got := v.at(s, path).Path; got != path {
+				t.Fatalf("validator for %s reports %s", path, got)
+			}
+		}
+	}
+	kept := 0
+	v.byPath.Range(func(any, any) bool { kept++; return true })
+	if kept != maxValidatorsPerNode {
+		t.Fatalf("kept %d validators, want %d", kept, maxValidatorsPerNode)
+	}
 }
