@@ -33,6 +33,7 @@ func writeResultYAML(out io.Writer, result translate.Result, opts envoyconfig.Op
 
 func (e *yamlEmitter) result(out io.Writer, result translate.Result, opts envoyconfig.Options) error {
 	w := bufio.NewWriterSize(out, 1<<20)
+	statuses := orderStatuses(e, result.Statuses)
 	if len(result.Gateways) == 0 {
 		w.WriteString("gateways: null\n")
 	} else {
@@ -52,7 +53,7 @@ func (e *yamlEmitter) result(out io.Writer, result translate.Result, opts envoyc
 			return err
 		}
 	}
-	if err := writeStatusesYAML(w, e, result.Statuses); err != nil {
+	if err := writeStatusesYAML(w, e, statuses()); err != nil {
 		return err
 	}
 	return w.Flush()
