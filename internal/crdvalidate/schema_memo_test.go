@@ -34,31 +34,16 @@ import (
 // map order). The walk's memo is shared by all of them, so values it found valid in one
 // object are met again in the next.
 func TestSchemaWalkIsKubeOpenAPIs(t *testing.T) {
-	v, err := New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reference := map[schema.GroupVersionKind]apiservervalidation.SchemaValidator{}
 	compared, refused := 0, 0
-	for _, obj := range fixtureObjects(t) {
-		gvk := obj.GroupVersionKind()
-		if !v.Knows(gvk.GroupKind()) {
-			continue
-		}
-		kv, err := v.kind(gvk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if reference[gvk] == nil {
-			reference[gvk] = referenceValidator(t, v, gvk)
-		}
+	for _, f := range kindFixtures(t) {
+		obj, kv, gvk := f.obj, f.kind, f.obj.GroupVersionKind()
 		u := obj.DeepCopy()
 		if kv.decode(u) != nil {
 			continue
 		}
 		kv.prepareForCreate(u)
 		for _, m := range mutations(u.Object) {
-			want := errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, reference[gvk]))
+			want := errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, f.reference))
 			got := errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, kv.schema))
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %s, %s:\n walk: %q\n  API server's validator: %q", gvk.Kind, obj.GetName(), m.name, got, want)
@@ -73,6 +58,41 @@ func TestSchemaWalkIsKubeOpenAPIs(t *testing.T) {
 		t.Fatalf("only %d objects compared, %d of them refused; the fixtures were not found", compared, refused)
 	}
 	t.Logf("%d objects compared, %d refused", compared, refused)
+}
+
+// kindFixture is a fixture object of a kind the built-in CRDs define, with the kind as
+// compiled and apiextensions-apiserver's own schema validator of it.
+type kindFixture struct {
+	obj       *unstructured.Unstructured
+	kind      *kindValidator
+	reference apiservervalidation.SchemaValidator
+}
+
+// kindFixtures are the fixtureObjects of the built-in CRDs' kinds (the experimental ones
+// too), compiled by one Validator.
+func kindFixtures(t *testing.T) []kindFixture {
+	t.Helper()
+	v, err := New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	references := map[schema.GroupVersionKind]apiservervalidation.SchemaValidator{}
+	var out []kindFixture
+	for _, obj := range fixtureObjects(t) {
+		gvk := obj.GroupVersionKind()
+		if !v.Knows(gvk.GroupKind()) {
+			continue
+		}
+		kv, err := v.kind(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if references[gvk] == nil {
+			references[gvk] = referenceValidator(t, v, gvk)
+		}
+		out = append(out, kindFixture{obj, kv, references[gvk]})
+	}
+	return out
 }
 
 // referenceValidator is the schema validator apiextensions-apiserver makes of the CRD.
@@ -214,28 +234,15 @@ func internalValidation(t *testing.T, version *apiextensionsv1.CustomResourceDef
 // mutations at once find what the API server's validator finds (run with -race, it also
 // shows that a shared validator is only read).
 func TestSchemaWalkSharedByGoroutines(t *testing.T) {
-	v, err := New(config.CRDs, append(slices.Clone(config.CRDDirs), config.ExperimentalCRDDirs...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type check struct {
 		walk *schemaWalk
 		obj  map[string]any
 		want []string
 	}
 	var checks []check
-	for _, obj := range fixtureObjects(t) {
-		gvk := obj.GroupVersionKind()
-		if !v.Knows(gvk.GroupKind()) {
-			continue
-		}
-		kv, err := v.kind(gvk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reference := referenceValidator(t, v, gvk)
-		for _, m := range mutations(obj.Object) {
-			checks = append(checks, check{kv.schema, m.value, errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, reference))})
+	for _, f := range kindFixtures(t) {
+		for _, m := range mutations(f.obj.Object) {
+			checks = append(checks, check{f.kind.schema, m.value, errorSet(apiservervalidation.ValidateCustomResource(nil, m.value, f.reference))})
 		}
 	}
 	var wg sync.WaitGroup
