@@ -53,7 +53,7 @@ func (e *yamlEmitter) result(out io.Writer, result translate.Result, opts envoyc
 			return err
 		}
 	}
-	if err := writeStatusesYAML(w, e, statuses()); err != nil {
+	if err := writeStatusesYAML(w, e, <-statuses); err != nil {
 		return err
 	}
 	return w.Flush()

@@ -43,12 +43,12 @@ type statusOrder struct {
 	err   error
 }
 
-// orderStatuses starts ordering s's statuses, each kind on a goroutine of its own, and
-// returns the function that waits for the order.
-func orderStatuses(e *yamlEmitter, s translate.Statuses) func() statusOrder {
+// orderStatuses starts ordering s's statuses, each kind on a goroutine of its own; the
+// order comes on the channel.
+func orderStatuses(e *yamlEmitter, s translate.Statuses) <-chan statusOrder {
 	done := make(chan statusOrder, 1)
 	go func() { done <- orderKinds(e, statusKinds(s)) }()
-	return sync.OnceValue(func() statusOrder { return <-done })
+	return done
 }
 
 func orderKinds(e *yamlEmitter, kinds []statusKind) statusOrder {

@@ -7,7 +7,6 @@ package crdvalidate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -91,7 +90,7 @@ func (v *Validator) Knows(gk schema.GroupKind) bool {
 	return ok
 }
 
-// Validate checks obj, as Decode returns it, the way kube-apiserver checks a create of it
+// Validate checks obj, as DecodeJSON returns it, the way kube-apiserver checks a create of it
 // and returns the API server's error (an Invalid or BadRequest *apierrors.StatusError)
 // or nil. Objects of
 // kinds no CRD defines are not checked. obj is not modified. Like kubectl, an object
@@ -156,22 +155,9 @@ func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
 	return names
 }
 
-// Decode reads one YAML or JSON object the way it reaches the API server from kubectl:
-// as JSON, whole numbers as int64 (the schema's integer fields and the CEL rules about
-// them depend on it). JSON is read as it is; YAML is converted first.
-func Decode(doc []byte) (*unstructured.Unstructured, error) {
-	if json.Valid(doc) {
-		return DecodeJSON(doc)
-	}
-	js, err := yaml.YAMLToJSON(doc)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeJSON(js)
-}
-
-// DecodeJSON is Decode of a document known to be JSON (a loader's conversion of YAML):
-// it spares the scan that tells JSON from YAML, a quarter of decoding.
+// DecodeJSON reads one object the way it reaches the API server from kubectl: as JSON
+// (a loader's conversion of the YAML), whole numbers as int64 (the schema's integer
+// fields and the CEL rules about them depend on it).
 func DecodeJSON(js []byte) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	return obj, obj.UnmarshalJSON(js)

@@ -212,7 +212,11 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 		if err := yaml.Unmarshal(doc, &content); err != nil || content == nil {
 			continue // comments only
 		}
-		obj, err := Decode(doc)
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			t.Fatalf("decoding %s: %v", path, err)
+		}
+		obj, err := DecodeJSON(js)
 		if err != nil {
 			t.Fatalf("decoding %s: %v", path, err)
 		}
